@@ -1,0 +1,46 @@
+# Node 24 is pinned as a devDependency (package "node"); putting node_modules/.bin first on PATH
+# makes every recipe below, and npm scripts, run on it even where the system Node is older.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+MAILBOX_RESOURCES_DIR ?= ./resources
+export MAILBOX_RESOURCES_DIR
+
+.PHONY: install build run test test-postgres test-pglite bench lint clean services
+
+install: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+build: install dist/.built
+
+dist/.built: $(shell find src bench -name '*.ts' 2>/dev/null) tsconfig.json
+	tsc -p tsconfig.json
+	@touch $@
+
+## make run: install, build, and serve every role from one process on embedded defaults.
+run: build
+	npm start
+
+## make test: the whole suite on PostgreSQL and on PGlite (starts local PostgreSQL/Redis if down).
+test: install services
+	vitest run
+
+test-postgres: install services
+	MAILBOX_TEST_ENGINE=postgres vitest run
+
+test-pglite: install
+	MAILBOX_TEST_ENGINE=pglite vitest run
+
+bench: build services
+	node dist/bench/http/run.js
+
+lint: install
+	tsc -p tsconfig.json --noEmit
+
+services:
+	@bash scripts/ensure-services.sh
+
+clean:
+	rm -rf dist node_modules/.installed

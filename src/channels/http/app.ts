@@ -1,0 +1,112 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody, HttpMethodEnum } from 'koa-body';
+import { z } from 'zod';
+import { AppError } from '../../core/errors.js';
+import type { Services } from '../../core/services.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { envelope, envelopeMiddleware } from './envelope.js';
+import type { RouteSpec } from './route.js';
+import { allRoutes } from './routes/index.js';
+import { buildOpenApi } from './openapi.js';
+
+export interface HttpAppOptions {
+  /** Extra routes mounted outside /api (health, metrics, MCP …), added by other modules. */
+  extraRouters?: Router[];
+}
+
+/** Pulls the bearer token from the Authorization header (never from the URL). */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : '';
+}
+
+function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+  if (!schema) return value as T;
+  const parsed = schema.safeParse(value ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.length ? issue.path.join('.') : where;
+  throw new AppError(issueCode(field), `${field}: ${issue.message}`);
+}
+
+/** Field-specific 400 codes the spec names; everything else is VALIDATION_FAILED. */
+function issueCode(field: string) {
+  if (field === 'mailboxAddress') return 'MAILBOX_ADDRESS_INVALID' as const;
+  if (field === 'cursor') return 'CURSOR_INVALID' as const;
+  if (field === 'expiresAtTs') return 'EXPIRY_INVALID' as const;
+  return 'VALIDATION_FAILED' as const;
+}
+
+/**
+ * The HTTP channel: translates requests into core calls and results or errors into the
+ * envelope. It decides nothing about scopes, visibility or limits; the core does.
+ */
+export function createHttpApp(services: Services, options: HttpAppOptions = {}): Koa {
+  const app = new Koa({ proxy: services.config.TRUST_PROXY });
+  app.use(envelopeMiddleware(services.log));
+
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.body = envelope(200, { status: 'ok' });
+  });
+  router.get('/readyz', async (ctx) => {
+    const checks: Record<string, string> = {};
+    try {
+      await services.db.ping();
+      checks.database = 'ok';
+    } catch {
+      checks.database = 'unreachable';
+    }
+    if (services.redis) checks.redis = (await services.redis.ping().catch(() => 'unreachable')) === 'PONG' ? 'ok' : 'unreachable';
+    const ready = Object.values(checks).every((v) => v === 'ok');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = envelope(ctx.status, { ready, checks }, ready ? null : 'A dependency is unreachable.');
+  });
+  const openapi = buildOpenApi(allRoutes);
+  router.get('/api/openapi.json', (ctx) => {
+    ctx.body = openapi;
+  });
+
+  const json = koaBody({
+    json: true, multipart: false, urlencoded: false, text: false,
+    jsonLimit: services.config.MAX_JSON_BYTES, jsonStrict: true, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+  for (const spec of allRoutes) mount(router, spec, services, json);
+
+  for (const extra of options.extraRouters ?? []) app.use(extra.routes()).use(extra.allowedMethods({ throw: true }));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}
+
+function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Middleware): void {
+  const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+  // Order matters: 401 before any body is read, then 415/413/400 for the body, then the core.
+  const middlewares: Koa.Middleware[] = [
+    async (ctx, next) => {
+      if (spec.auth === 'bearer') {
+        ctx.state.principal = await services.tokens.authenticate(bearerToken(ctx.get('authorization') || undefined), ctx.ip || null);
+      }
+      await next();
+    },
+  ];
+  if (spec.body && spec.body !== 'multipart') {
+    middlewares.push(async (ctx, next) => {
+      const hasBody = ctx.request.length !== undefined ? ctx.request.length > 0 : ctx.request.headers['transfer-encoding'] !== undefined;
+      if (hasBody && !ctx.request.is('application/json')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+      await next();
+    }, json);
+  }
+  router[method](spec.path, ...middlewares, async (ctx) => {
+    const params = validate(spec.params, ctx.params, 'path');
+    const query = validate(spec.query, ctx.query, 'query');
+    const body = spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
+    const principal = ctx.state.principal as Principal;
+    const data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
+    if (spec.noStore) ctx.set('Cache-Control', 'no-store');
+    ctx.status = spec.status;
+    ctx.body = envelope(spec.status, data ?? null);
+  });
+}

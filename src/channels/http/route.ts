@@ -1,0 +1,47 @@
+import type { ParameterizedContext } from 'koa';
+import type { z } from 'zod';
+import type { Principal } from '../../core/auth/principal.js';
+import type { Scope, TokenKind } from '../../core/tokens/scopes.js';
+import type { Services } from '../../core/services.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  services: Services;
+  remoteIp: string | null;
+  ctx: ParameterizedContext;
+}
+
+/**
+ * One HTTP route, declared as data. The same declaration drives the router, input validation,
+ * the OpenAPI document and the test-side authorization matrix, so a route cannot ship without
+ * its schema, its documented scope or its row in the matrix.
+ */
+export interface RouteSpec<P = any, Q = any, B = any> {
+  method: HttpMethod;
+  /** Koa-router path, e.g. `/api/messages/:messageId`. */
+  path: string;
+  summary: string;
+  /** `none` only for password login; every other route needs a bearer token. */
+  auth: 'bearer' | 'none';
+  /** Scope the core requires (documentation and the authorization matrix; the core enforces it). */
+  scope?: Scope;
+  /** Token kinds the route serves; the other kind gets 403. */
+  tokenKinds: readonly TokenKind[];
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  /** A zod schema for JSON, or `multipart` for the attachment upload form. */
+  body?: z.ZodType<B> | 'multipart';
+  /** Schema of `data` on success (OpenAPI). */
+  response: z.ZodType;
+  status: 200 | 201 | 202;
+  /** Set `Cache-Control: no-store` (every response carrying a plaintext token). */
+  noStore?: boolean;
+  handler: (input: RouteInput<P, Q, B>) => Promise<unknown>;
+}
+
+export const route = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;

@@ -1,0 +1,3 @@
+import type { RouteSpec } from '../route.js';
+
+export const domainRoutes: RouteSpec[] = [];

@@ -1,0 +1,17 @@
+import type { RouteSpec } from '../route.js';
+import { mailboxRoutes } from './mailboxes.routes.js';
+import { messageRoutes } from './messages.routes.js';
+import { sendRoutes } from './send.routes.js';
+import { tokenRoutes } from './tokens.routes.js';
+import { domainRoutes } from './domain.routes.js';
+import { loginRoutes } from './login.routes.js';
+
+/** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
+export const allRoutes: readonly RouteSpec[] = [
+  ...mailboxRoutes,
+  ...messageRoutes,
+  ...sendRoutes,
+  ...tokenRoutes,
+  ...domainRoutes,
+  ...loginRoutes,
+];

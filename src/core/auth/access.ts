@@ -1,0 +1,64 @@
+import { AppError, notFound } from '../errors.js';
+import { parseMailboxAddress } from '../address.js';
+import type { Scope } from '../tokens/scopes.js';
+import type { MailboxRef, Principal, Visibility } from './principal.js';
+import { sql, type Database } from '../../storage/database.js';
+
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) throw new AppError('SCOPE_MISSING', `This token lacks the ${scope} scope.`);
+}
+
+export function requireMailboxToken(principal: Principal): asserts principal is Principal & { mailboxId: string; mailboxAddress: string } {
+  if (principal.kind !== 'mailbox') throw new AppError('TOKEN_KIND_FORBIDDEN', 'Only a mailbox token can manage its own tokens; use /api/domain routes with a domain token.');
+}
+
+export function requireDomainToken(principal: Principal): void {
+  if (principal.kind !== 'domain') throw new AppError('TOKEN_KIND_FORBIDDEN', 'This route needs a domain token.');
+}
+
+export const visibilityOf = (principal: Principal): Visibility =>
+  principal.kind === 'mailbox' ? { kind: 'mailbox', mailboxId: principal.mailboxId! } : { kind: 'domain', domainId: principal.domainId };
+
+export const visibilityOfMailbox = (mailbox: MailboxRef): Visibility => ({ kind: 'mailbox', mailboxId: mailbox.id });
+
+type MailboxRow = { id: string; address: string; domain_id: string; display_name: string; send_rate_limit_per_minute: number | null };
+const toRef = (r: MailboxRow): MailboxRef => ({
+  id: r.id,
+  address: r.address,
+  domainId: r.domain_id,
+  displayName: r.display_name,
+  sendRateLimitPerMinute: r.send_rate_limit_per_minute,
+});
+
+/**
+ * Resolves the mailbox a call acts on, by the spec's token table: a mailbox token acts on its
+ * own mailbox (naming another is a 400); a domain token must name one of its domain's
+ * mailboxes (missing is a 400, another domain's or unknown is a 404).
+ */
+export async function resolveMailbox(db: Database, principal: Principal, mailboxAddress: string | undefined | null): Promise<MailboxRef> {
+  if (principal.kind === 'mailbox') {
+    if (mailboxAddress !== undefined && mailboxAddress !== null && mailboxAddress !== '') {
+      const address = parseMailboxAddress(mailboxAddress);
+      if (address !== principal.mailboxAddress) throw new AppError('MAILBOX_ADDRESS_FORBIDDEN');
+    }
+    const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
+      from mailbox where id = ${principal.mailboxId} and disabled_at is null`);
+    if (!row) throw new AppError('UNAUTHENTICATED');
+    return toRef(row);
+  }
+  if (mailboxAddress === undefined || mailboxAddress === null || mailboxAddress === '') throw new AppError('MAILBOX_ADDRESS_REQUIRED');
+  const address = parseMailboxAddress(mailboxAddress);
+  const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
+    from mailbox where address = ${address} and domain_id = ${principal.domainId} and disabled_at is null`);
+  if (!row) throw notFound('Mailbox');
+  return toRef(row);
+}
+
+/** A mailbox by id, visible only inside the domain token's own domain. */
+export async function resolveDomainMailboxById(db: Database, principal: Principal, mailboxId: string): Promise<MailboxRef> {
+  requireDomainToken(principal);
+  const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
+    from mailbox where id = ${mailboxId} and domain_id = ${principal.domainId} and disabled_at is null`);
+  if (!row) throw notFound('Mailbox');
+  return toRef(row);
+}

@@ -1,0 +1,62 @@
+/**
+ * The error catalog: every failure a caller can see, declared once with a stable code.
+ * Channels map `AppError` in one place each: HTTP builds the envelope from `status`,
+ * SMTP answers `smtp`, MCP returns a tool error carrying `status` as `code`.
+ */
+export const ERRORS = {
+  VALIDATION_FAILED: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'The request is not valid.' },
+  MAILBOX_ADDRESS_INVALID: { status: 400, smtp: '553 5.1.3 Bad destination mailbox address syntax', message: 'mailboxAddress is not a valid address.' },
+  MAILBOX_ADDRESS_REQUIRED: { status: 400, smtp: '530 5.7.0 Authentication required', message: 'A domain token must name the mailbox with mailboxAddress.' },
+  MAILBOX_ADDRESS_FORBIDDEN: { status: 400, smtp: '550 5.7.1 Sender not authorised', message: 'A mailbox token may act only for its own mailbox.' },
+  CURSOR_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'cursor is invalid.' },
+  REPLY_MAILBOX_MISMATCH: { status: 400, smtp: '550 5.7.1 Sender not authorised', message: 'mailboxAddress differs from the mailbox of the parent message.' },
+  ATTACHMENT_FORM_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'The upload must be multipart/form-data with one file field.' },
+  ATTACHMENT_UNKNOWN: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'An attachmentId is unknown, already used, or belongs to another mailbox.' },
+  SCOPE_NOT_GRANTABLE: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'A new token may only carry scopes its creator holds.' },
+  EXPIRY_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'expiresAtTs is invalid.' },
+  JSON_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'The body is not valid JSON.' },
+  UNAUTHENTICATED: { status: 401, smtp: '535 5.7.8 Authentication credentials invalid', message: 'A valid access token is required.' },
+  LOGIN_FAILED: { status: 401, smtp: '535 5.7.8 Authentication credentials invalid', message: 'Address or password is wrong.' },
+  SCOPE_MISSING: { status: 403, smtp: '535 5.7.8 Authentication credentials invalid', message: 'The token lacks a required scope.' },
+  TOKEN_KIND_FORBIDDEN: { status: 403, smtp: '535 5.7.8 Authentication credentials invalid', message: 'This route needs a different kind of token.' },
+  DOMAIN_FORBIDDEN: { status: 403, smtp: '535 5.7.8 Authentication credentials invalid', message: 'This token does not govern that domain.' },
+  NOT_FOUND: { status: 404, smtp: '550 5.1.1 Mailbox unavailable', message: 'Not found.' },
+  ROUTE_NOT_FOUND: { status: 404, smtp: '500 5.5.1 Command unrecognised', message: 'No such route.' },
+  METHOD_NOT_ALLOWED: { status: 405, smtp: '500 5.5.1 Command unrecognised', message: 'Method not allowed on this route.' },
+  MAILBOX_EXISTS: { status: 409, smtp: '550 5.1.0 Address already exists', message: 'A mailbox with this address already exists.' },
+  TOKEN_NOT_REVEALABLE: { status: 409, smtp: '550 5.7.1 Not revealable', message: 'The plaintext of this token is no longer available.' },
+  IDEMPOTENCY_CONFLICT: { status: 409, smtp: '550 5.7.1 Idempotency key reused', message: 'This Idempotency-Key was used with a different request.' },
+  PAYLOAD_TOO_LARGE: { status: 413, smtp: '552 5.3.4 Message size exceeds fixed limit', message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, smtp: '554 5.6.1 Media not supported', message: 'Unsupported Content-Type.' },
+  RATE_LIMITED: { status: 429, smtp: '451 4.7.1 Rate limit exceeded, try again later', message: 'Send rate limit reached for this mailbox.' },
+  LOGIN_THROTTLED: { status: 429, smtp: '454 4.7.0 Too many failed attempts, try again later', message: 'Too many failed logins for this address.' },
+  INTERNAL: { status: 500, smtp: '451 4.3.0 Local error in processing', message: 'Internal error.' },
+  UNAVAILABLE: { status: 503, smtp: '451 4.3.0 Temporary storage failure, try again later', message: 'Storage is unavailable; try again.' },
+} as const satisfies Record<string, { status: number; smtp: string; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly status: number;
+  /** Seconds to wait, for 429s (Retry-After). */
+  retryAfterSeconds?: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    detail?: string,
+    extra?: { retryAfterSeconds?: number; cause?: unknown },
+  ) {
+    super(detail ?? ERRORS[code].message, extra?.cause ? { cause: extra.cause } : undefined);
+    this.status = ERRORS[code].status;
+    if (extra?.retryAfterSeconds !== undefined) this.retryAfterSeconds = extra.retryAfterSeconds;
+  }
+
+  get smtpReply(): string {
+    return ERRORS[this.code].smtp;
+  }
+}
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+/** Not found and not visible are the same answer, so ids of other tenants reveal nothing. */
+export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found.`);

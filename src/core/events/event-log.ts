@@ -1,0 +1,30 @@
+import { sql, type Sql } from '../../storage/database.js';
+
+export const EVENT_TYPES = ['message.received', 'message.sent', 'message.delivery', 'message.read-state', 'message.deleted'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The wire shape of one event (CONTRACT, Real-time). */
+export interface MailboxEvent {
+  eventId: string;
+  type: EventType;
+  mailboxId: string;
+  mailboxAddress: string;
+  occurredAtTs: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Appends an event inside the caller's transaction. Taking the next per-mailbox sequence
+ * row-locks the mailbox, so a mailbox's event ids are handed out in commit order and a replay
+ * by `lastEventId` can never skip an event that commits late.
+ */
+export async function appendEvent(trx: Sql, mailboxId: string, type: EventType, data: Record<string, unknown>, at = new Date()): Promise<MailboxEvent> {
+  const seqRow = (await sql<{ event_seq: string | number; address: string }>`update mailbox set event_seq = event_seq + 1
+    where id = ${mailboxId} returning event_seq, address`.execute(trx)).rows[0];
+  if (!seqRow) throw new Error(`mailbox ${mailboxId} vanished while appending an event`);
+  const seq = Number(seqRow.event_seq);
+  const event: MailboxEvent = { eventId: String(seq), type, mailboxId, mailboxAddress: seqRow.address, occurredAtTs: at.getTime(), data };
+  await sql`insert into mailbox_event (mailbox_id, seq, type, occurred_at, payload)
+    values (${mailboxId}, ${seq}, ${type}, ${at}, ${JSON.stringify(event)}::jsonb)`.execute(trx);
+  return event;
+}

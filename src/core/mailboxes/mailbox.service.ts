@@ -1,0 +1,90 @@
+import { AppError, notFound } from '../errors.js';
+import { splitAddress } from '../address.js';
+import type { Clock } from '../time.js';
+import type { Principal } from '../auth/principal.js';
+import { requireDomainToken, requireScope, resolveDomainMailboxById } from '../auth/access.js';
+import { hashPassword } from '../auth/password.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../tokens/scopes.js';
+import type { TokenService } from '../tokens/token.service.js';
+import { type CursorCodec, type Page } from '../paging/cursor.js';
+import { z } from 'zod';
+import { sql, num, type Database } from '../../storage/database.js';
+import { insertMailbox } from './mailbox.store.js';
+import type { CreateMailboxInput, MailboxCreated, MailboxView } from './mailbox.schemas.js';
+
+const mailboxCursor = z.object({ a: z.string() });
+
+/** Mailbox administration by a domain token (DomainManage), for its own domain only. */
+export class MailboxService {
+  constructor(
+    private readonly db: Database,
+    private readonly tokens: TokenService,
+    private readonly cursors: CursorCodec,
+    private readonly clock: Clock,
+    private readonly options: { bootstrapTtlMs: number },
+  ) {}
+
+  /** POST /api/mailboxes and /api/domain/mailboxes: the mailbox plus its bootstrap token. */
+  async create(principal: Principal, input: CreateMailboxInput): Promise<MailboxCreated> {
+    this.requireDomainManage(principal);
+    if (input.domainId !== undefined && input.domainId !== principal.domainId) {
+      throw new AppError('DOMAIN_FORBIDDEN', 'domainId is not the domain of this token.');
+    }
+    const address = input.address ?? `${input.localPart!.toLowerCase()}@${principal.domainName}`;
+    if (splitAddress(address).domain !== principal.domainName) {
+      throw new AppError('DOMAIN_FORBIDDEN', `A token of ${principal.domainName} cannot create ${address}.`);
+    }
+    if (input.address !== undefined && input.localPart !== undefined && splitAddress(address).localPart !== input.localPart.toLowerCase()) {
+      throw new AppError('VALIDATION_FAILED', 'address and localPart disagree.');
+    }
+    const now = this.clock.now();
+    const expiresAt = new Date(Math.min(now.getTime() + this.options.bootstrapTtlMs, principal.expiresAt?.getTime() ?? Infinity));
+    const displayName = input.displayName ?? '';
+    return this.db.tx(async (trx) => {
+      const mailboxId = await insertMailbox(trx, { domainId: principal.domainId, address, displayName, notes: input.notes ?? null }, now);
+      const token = await this.tokens.mint(trx, {
+        kind: 'mailbox', domainId: principal.domainId, mailboxId, name: 'bootstrap', scopes: DEFAULT_INTEGRATION_SCOPES,
+        expiresAt, createdSource: 'bootstrap', parentTokenId: principal.tokenId,
+      });
+      return {
+        mailbox: { mailboxId, address, displayName },
+        initialAccessToken: token.accessToken,
+        initialAccessTokenId: token.tokenId,
+        initialAccessTokenExpiresAtTs: token.expiresAtTs,
+      };
+    });
+  }
+
+  /** GET /api/domain/mailboxes: keyset-paged by address. */
+  async list(principal: Principal, query: { limit: number; cursor?: string | undefined }): Promise<Page<MailboxView>> {
+    this.requireDomainManage(principal);
+    const scope = `mailboxes:${principal.domainId}`;
+    const after = query.cursor ? this.cursors.decode(scope, query.cursor, mailboxCursor).a : null;
+    const rows = await this.db.rows(sql<{ id: string; address: string; display_name: string }>`select id, address, display_name
+      from mailbox where domain_id = ${principal.domainId} and disabled_at is null
+      ${after === null ? sql`` : sql`and address > ${after}`} order by address limit ${query.limit + 1}`);
+    const total = await this.db.one(sql<{ n: string }>`select count(*) as n from mailbox where domain_id = ${principal.domainId} and disabled_at is null`);
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => ({ mailboxId: r.id, address: r.address, displayName: r.display_name })),
+      nextCursor: rows.length > query.limit && last ? this.cursors.encode(scope, { a: last.address }) : null,
+      totalCount: num(total?.n),
+    };
+  }
+
+  /** POST /api/domain/mailboxes/{mailboxId}/password. */
+  async setPassword(principal: Principal, mailboxId: string, password: string): Promise<{ mailboxId: string; address: string; passwordSet: true }> {
+    this.requireDomainManage(principal);
+    const mailbox = await resolveDomainMailboxById(this.db, principal, mailboxId);
+    const hash = await hashPassword(password);
+    const row = await this.db.one(sql<{ id: string }>`update mailbox set password_hash = ${hash} where id = ${mailbox.id} returning id`);
+    if (!row) throw notFound('Mailbox');
+    return { mailboxId: mailbox.id, address: mailbox.address, passwordSet: true };
+  }
+
+  private requireDomainManage(principal: Principal): void {
+    requireDomainToken(principal);
+    requireScope(principal, 'DomainManage');
+  }
+}

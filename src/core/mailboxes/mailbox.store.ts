@@ -1,0 +1,38 @@
+import { AppError } from '../errors.js';
+import { ID_PREFIX, newId } from '../ids.js';
+import { splitAddress } from '../address.js';
+import { sql, type Sql } from '../../storage/database.js';
+import { isUniqueViolation } from '../../storage/errors.js';
+
+export interface NewMailbox {
+  domainId: string;
+  address: string;
+  displayName: string;
+  notes?: string | null;
+  resourceKey?: string | null;
+  sendRateLimitPerMinute?: number | null;
+}
+
+/** True when the address is taken by a mailbox or by an alias (one namespace for both). */
+export async function addressTaken(trx: Sql, address: string): Promise<boolean> {
+  const row = (await sql<{ taken: boolean }>`select exists(select 1 from mailbox where address = ${address})
+    or exists(select 1 from mailbox_alias where address = ${address}) as taken`.execute(trx)).rows[0];
+  return row?.taken === true;
+}
+
+/** Inserts a mailbox and its primary sender identity; an existing address is a 409. */
+export async function insertMailbox(trx: Sql, m: NewMailbox, now = new Date()): Promise<string> {
+  if (await addressTaken(trx, m.address)) throw new AppError('MAILBOX_EXISTS');
+  const id = newId(ID_PREFIX.mailbox);
+  try {
+    await sql`insert into mailbox (id, domain_id, address, local_part, display_name, notes, resource_key, send_rate_limit_per_minute, created_at)
+      values (${id}, ${m.domainId}, ${m.address}, ${splitAddress(m.address).localPart}, ${m.displayName}, ${m.notes ?? null},
+        ${m.resourceKey ?? null}, ${m.sendRateLimitPerMinute ?? null}, ${now})`.execute(trx);
+  } catch (err) {
+    if (isUniqueViolation(err, 'mailbox_address_unique')) throw new AppError('MAILBOX_EXISTS');
+    throw err;
+  }
+  await sql`insert into sender_identity (id, mailbox_id, address, display_name, is_active, created_at)
+    values (${newId(ID_PREFIX.identity)}, ${id}, ${m.address}, ${m.displayName}, true, ${now})`.execute(trx);
+  return id;
+}

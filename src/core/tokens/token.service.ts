@@ -1,0 +1,235 @@
+import { z } from 'zod';
+import { AppError, notFound } from '../errors.js';
+import { ID_PREFIX, newId } from '../ids.js';
+import { toTs, type Clock } from '../time.js';
+import type { Logger } from '../logger.js';
+import type { Principal } from '../auth/principal.js';
+import { requireScope } from '../auth/access.js';
+import { sql, type Database, type Sql } from '../../storage/database.js';
+import { TokenCipher } from './token-cipher.js';
+import { checkTokenFormat, hashToken, mintTokenPlaintext, tokenDisplayPrefix } from './token-format.js';
+import { scopeSchema, type Scope, type TokenKind, MAILBOX_TOKEN_SCOPES } from './scopes.js';
+import type { UsageRecorder } from './usage-recorder.js';
+
+export const createTokenInputSchema = z.object({
+  tokenName: z.string().trim().min(1).max(200),
+  scopes: z.array(scopeSchema).min(1).max(6),
+  expiresAtTs: z.number().int().positive().optional().nullable(),
+}).strict();
+export type CreateTokenInput = z.infer<typeof createTokenInputSchema>;
+
+export type CreatedSource = 'bootstrap' | 'self' | 'domain' | 'login' | 'resource';
+
+export interface TokenRecordView {
+  tokenId: string; tokenName: string; tokenPrefix: string; scopes: Scope[]; createdSource: string;
+  expiresAtTs: number | null; disabledAtTs: number | null; lastUsedAtTs: number | null;
+  lastUsedRemoteIp: string | null; canRevealPlaintext: boolean; createdAtTs: number;
+}
+
+export interface TokenCreatedView {
+  tokenId: string; tokenName: string; tokenPrefix: string; scopes: Scope[]; createdSource: string;
+  accessToken: string; expiresAtTs: number | null; createdAtTs: number;
+}
+
+export interface MintSpec {
+  kind: TokenKind;
+  domainId: string;
+  mailboxId: string | null;
+  name: string;
+  scopes: readonly Scope[];
+  expiresAt: Date | null;
+  createdSource: CreatedSource;
+  parentTokenId: string | null;
+}
+
+type TokenRow = {
+  id: string; kind: TokenKind; domain_id: string; mailbox_id: string | null; name: string; token_prefix: string;
+  scopes: Scope[]; created_source: string; parent_token_id: string | null; expires_at: string | null;
+  disabled_at: string | null; last_used_at: string | null; last_used_remote_ip: string | null;
+  plaintext_cipher: string | null; reveal_until: string | null; created_at: string;
+};
+
+/** The owner whose tokens a governance call manages, and the token it acts with. */
+interface Governance { mailboxId: string; caller: Principal; onlyLaterThanCaller: boolean }
+
+export interface TokenServiceOptions { revealWindowMs: number; defaultTtlMs: number }
+
+/**
+ * Minting, authentication and governance of access tokens. Every channel authenticates through
+ * `authenticate`; both the mailbox self-governance routes and the domain routes end in the same
+ * `list/create/reveal/disable/remove` so the subset and expiry rules exist once.
+ */
+export class TokenService {
+  constructor(
+    private readonly db: Database,
+    private readonly cipher: TokenCipher,
+    private readonly clock: Clock,
+    private readonly usage: UsageRecorder,
+    private readonly log: Logger,
+    private readonly options: TokenServiceOptions,
+  ) {}
+
+  /** Verifies a presented token; any failure is the same 401 (spec: invalid, expired or disabled). */
+  async authenticate(plaintext: string | undefined | null, remoteIp: string | null): Promise<Principal> {
+    if (!plaintext) throw new AppError('UNAUTHENTICATED', 'Missing access token.');
+    const kind = checkTokenFormat(plaintext);
+    if (!kind) throw new AppError('UNAUTHENTICATED', 'Malformed access token.');
+    const row = await this.db.one(sql<{
+      id: string; kind: TokenKind; domain_id: string; domain_name: string; mailbox_id: string | null;
+      mailbox_address: string | null; scopes: Scope[]; expires_at: string | null; disabled_at: string | null;
+      domain_disabled: boolean; mailbox_disabled: boolean;
+    }>`select t.id, t.kind, t.domain_id, d.name as domain_name, t.mailbox_id, m.address as mailbox_address,
+        t.scopes, t.expires_at, t.disabled_at, d.disabled_at is not null as domain_disabled,
+        coalesce(m.disabled_at is not null, false) as mailbox_disabled
+      from access_token t join domain d on d.id = t.domain_id left join mailbox m on m.id = t.mailbox_id
+      where t.token_hash = ${hashToken(plaintext)}`);
+    const now = this.clock.now();
+    if (!row || row.kind !== kind) throw new AppError('UNAUTHENTICATED', 'Unknown access token.');
+    if (row.disabled_at) throw new AppError('UNAUTHENTICATED', 'This access token is disabled.');
+    if (row.expires_at && new Date(row.expires_at) <= now) throw new AppError('UNAUTHENTICATED', 'This access token has expired.');
+    if (row.domain_disabled || row.mailbox_disabled) throw new AppError('UNAUTHENTICATED', 'The mailbox or domain of this token is disabled.');
+    this.usage.record(row.id, remoteIp, now);
+    return {
+      tokenId: row.id,
+      kind: row.kind,
+      domainId: row.domain_id,
+      domainName: row.domain_name,
+      mailboxId: row.mailbox_id,
+      mailboxAddress: row.mailbox_address,
+      scopes: new Set(row.scopes),
+      expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    };
+  }
+
+  /** Writes a new token inside the caller's transaction and returns its one-time plaintext. */
+  async mint(trx: Sql, spec: MintSpec): Promise<TokenCreatedView> {
+    const id = newId(ID_PREFIX.token);
+    const plaintext = mintTokenPlaintext(spec.kind);
+    const now = this.clock.now();
+    const revealUntil = new Date(Math.min(now.getTime() + this.options.revealWindowMs, spec.expiresAt?.getTime() ?? Infinity));
+    const scopes = [...new Set(spec.scopes)];
+    await sql`insert into access_token (id, kind, domain_id, mailbox_id, name, token_prefix, token_hash, scopes,
+        created_source, parent_token_id, expires_at, plaintext_cipher, reveal_until, created_at)
+      values (${id}, ${spec.kind}, ${spec.domainId}, ${spec.mailboxId}, ${spec.name}, ${tokenDisplayPrefix(plaintext)},
+        ${hashToken(plaintext)}, ${scopes}::text[], ${spec.createdSource}, ${spec.parentTokenId}, ${spec.expiresAt},
+        ${this.cipher.encrypt(plaintext, id)}, ${revealUntil}, ${now})`.execute(trx);
+    return {
+      tokenId: id, tokenName: spec.name, tokenPrefix: tokenDisplayPrefix(plaintext), scopes, createdSource: spec.createdSource,
+      accessToken: plaintext, expiresAtTs: toTs(spec.expiresAt), createdAtTs: now.getTime(),
+    };
+  }
+
+  /** Expiry of a new child token: explicit (never past the caller's) or min(default TTL, caller's). */
+  childExpiry(caller: Principal, expiresAtTs: number | null | undefined): Date {
+    const now = this.clock.now().getTime();
+    const ceiling = caller.expiresAt?.getTime() ?? Infinity;
+    if (expiresAtTs === undefined || expiresAtTs === null) return new Date(Math.min(now + this.options.defaultTtlMs, ceiling));
+    if (expiresAtTs <= now) throw new AppError('EXPIRY_INVALID', 'expiresAtTs must lie in the future (Unix milliseconds).');
+    if (expiresAtTs > ceiling) throw new AppError('EXPIRY_INVALID', 'expiresAtTs must not be later than the expiry of the token creating it.');
+    return new Date(expiresAtTs);
+  }
+
+  // ---- governance: the mailbox self routes and the domain routes share these ----
+
+  /** Mailbox token + TokenManage: manages its own mailbox's tokens created at or after itself. */
+  self(principal: Principal): Governance {
+    if (principal.kind !== 'mailbox') throw new AppError('TOKEN_KIND_FORBIDDEN', 'Token self-governance needs a mailbox token; a domain token uses /api/domain/mailboxes/{mailboxId}/access-tokens.');
+    requireScope(principal, 'TokenManage');
+    return { mailboxId: principal.mailboxId!, caller: principal, onlyLaterThanCaller: true };
+  }
+
+  /** Domain token + DomainManage, for a mailbox already resolved inside the token's domain. */
+  domain(principal: Principal, mailboxId: string): Governance {
+    return { mailboxId, caller: principal, onlyLaterThanCaller: false };
+  }
+
+  async list(g: Governance): Promise<TokenRecordView[]> {
+    const rows = await this.db.rows(sql<TokenRow>`select * from access_token where mailbox_id = ${g.mailboxId}
+      and kind = 'mailbox' ${this.laterClause(g)} order by created_at desc, id desc limit 1000`);
+    return rows.map((r) => this.view(r));
+  }
+
+  async create(g: Governance, input: CreateTokenInput): Promise<TokenCreatedView> {
+    const granted = g.caller.scopes;
+    const beyond = input.scopes.filter((s) => !granted.has(s) || !MAILBOX_TOKEN_SCOPES.includes(s));
+    if (beyond.length > 0) throw new AppError('SCOPE_NOT_GRANTABLE', `Cannot grant ${beyond.join(', ')}: a new mailbox token may only carry scopes its creator holds (DomainManage never).`);
+    const expiresAt = this.childExpiry(g.caller, input.expiresAtTs);
+    const domainId = g.caller.domainId;
+    return this.db.tx((trx) => this.mint(trx, {
+      kind: 'mailbox', domainId, mailboxId: g.mailboxId, name: input.tokenName, scopes: input.scopes, expiresAt,
+      createdSource: g.onlyLaterThanCaller ? 'self' : 'domain', parentTokenId: g.caller.tokenId,
+    }));
+  }
+
+  async reveal(g: Governance, tokenId: string, remoteIp: string | null): Promise<{ tokenId: string; accessToken: string }> {
+    const row = await this.find(g, tokenId);
+    if (!this.revealable(row)) throw new AppError('TOKEN_NOT_REVEALABLE');
+    const accessToken = this.cipher.decrypt(row.plaintext_cipher!, row.id);
+    this.log.info('token.revealed', { tokenId: row.id, mailboxId: row.mailbox_id, byTokenId: g.caller.tokenId, remoteIp });
+    return { tokenId: row.id, accessToken };
+  }
+
+  async disable(g: Governance, tokenId: string): Promise<TokenRecordView> {
+    await this.find(g, tokenId);
+    const now = this.clock.now();
+    // Disabling also erases the ciphertext: a disabled token is never revealable again.
+    const row = await this.db.one(sql<TokenRow>`update access_token set disabled_at = coalesce(disabled_at, ${now}),
+      plaintext_cipher = null where id = ${tokenId} returning *`);
+    this.log.info('token.disabled', { tokenId, byTokenId: g.caller.tokenId });
+    return this.view(row!);
+  }
+
+  async remove(g: Governance, tokenId: string): Promise<{ tokenId: string; deleted: true }> {
+    await this.find(g, tokenId);
+    await this.db.rows(sql`delete from access_token where id = ${tokenId}`);
+    this.log.info('token.deleted', { tokenId, byTokenId: g.caller.tokenId });
+    return { tokenId, deleted: true };
+  }
+
+  /** Erases ciphertext whose reveal window closed; reveal checks the window anyway. */
+  async sweepExpiredCiphertext(): Promise<number> {
+    const now = this.clock.now();
+    const rows = await this.db.rows(sql<{ id: string }>`update access_token set plaintext_cipher = null
+      where plaintext_cipher is not null and (reveal_until <= ${now} or disabled_at is not null or expires_at <= ${now})
+      returning id`);
+    return rows.length;
+  }
+
+  /** Disables every token of a mailbox or domain (declared resource deleted). */
+  async disableAll(trx: Sql, owner: { mailboxId: string } | { domainId: string; kind: TokenKind }): Promise<void> {
+    const now = this.clock.now();
+    if ('mailboxId' in owner) {
+      await sql`update access_token set disabled_at = ${now}, plaintext_cipher = null where mailbox_id = ${owner.mailboxId} and disabled_at is null`.execute(trx);
+    } else {
+      await sql`update access_token set disabled_at = ${now}, plaintext_cipher = null where domain_id = ${owner.domainId} and kind = ${owner.kind} and disabled_at is null`.execute(trx);
+    }
+  }
+
+  private laterClause(g: Governance) {
+    return g.onlyLaterThanCaller
+      ? sql`and created_at >= (select created_at from access_token where id = ${g.caller.tokenId})`
+      : sql``;
+  }
+
+  private async find(g: Governance, tokenId: string): Promise<TokenRow> {
+    const row = await this.db.one(sql<TokenRow>`select * from access_token where id = ${tokenId}
+      and mailbox_id = ${g.mailboxId} and kind = 'mailbox' ${this.laterClause(g)}`);
+    if (!row) throw notFound('Token');
+    return row;
+  }
+
+  private revealable(r: TokenRow): boolean {
+    const now = this.clock.now().getTime();
+    return r.plaintext_cipher !== null && r.disabled_at === null
+      && r.reveal_until !== null && new Date(r.reveal_until).getTime() > now
+      && (r.expires_at === null || new Date(r.expires_at).getTime() > now);
+  }
+
+  view(r: TokenRow): TokenRecordView {
+    return {
+      tokenId: r.id, tokenName: r.name, tokenPrefix: r.token_prefix, scopes: r.scopes, createdSource: r.created_source,
+      expiresAtTs: toTs(r.expires_at), disabledAtTs: toTs(r.disabled_at), lastUsedAtTs: toTs(r.last_used_at),
+      lastUsedRemoteIp: r.last_used_remote_ip, canRevealPlaintext: this.revealable(r), createdAtTs: toTs(r.created_at)!,
+    };
+  }
+}

@@ -1,0 +1,131 @@
+import http from 'node:http';
+import path from 'node:path';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import type { Config } from './config/config.js';
+import { createLogger, type Logger } from './core/logger.js';
+import { systemClock, type Clock } from './core/time.js';
+import { createServices, type Services } from './core/services.js';
+import { loadServerKey } from './core/keys/server-key.js';
+import { InProcessEventBus } from './core/events/event-bus.js';
+import { OutboxWorker } from './core/delivery/outbox-worker.js';
+import { startResourceDirectory } from './core/resources/resource-runtime.js';
+import { openOrm, migrate, type Orm } from './storage/orm.js';
+import { Database } from './storage/database.js';
+import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
+import { PgBlobStore } from './storage/blobs/pg-blob-store.js';
+import { createHttpApp } from './channels/http/app.js';
+import { currentTraceId, startTracing } from './telemetry/tracing.js';
+
+export const ROLES = ['api', 'smtp', 'realtime', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Runtime {
+  services: Services;
+  orm: Orm;
+  /** Bound HTTP port when the api role runs (0 in config picks a free one). */
+  httpPort: number | null;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  roles?: readonly Role[];
+  log?: Logger;
+  clock?: Clock;
+  /** Skip migrations (the Helm chart runs them in a hook Job). */
+  skipMigrations?: boolean;
+  /** PGlite in memory instead of under the data dir (tests). */
+  inMemoryDatabase?: boolean;
+}
+
+export function parseRoles(text: string): Role[] {
+  const roles = text.split(',').map((r) => r.trim()).filter(Boolean);
+  const bad = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (bad.length || roles.length === 0) throw new Error(`unknown role ${bad.join(',') || '(none)'}; roles are ${ROLES.join(',')}`);
+  return roles as Role[];
+}
+
+/**
+ * The composition root: config → storage → core services → channels, in that order, and the
+ * reverse on close. Tests start it with `PORT=0` and an in-memory PGlite or a scratch database.
+ */
+export async function startRuntime(config: Readonly<Config>, options: StartOptions = {}): Promise<Runtime> {
+  const log = options.log ?? createLogger(config.LOG_LEVEL, () => {
+    const tid = currentTraceId();
+    return tid ? { tid } : {};
+  });
+  const clock = options.clock ?? systemClock;
+  // Idempotent; OTEL_* variables are read by the SDK itself, as the OpenTelemetry spec defines.
+  startTracing();
+  const roles = options.roles ?? parseRoles(config.MAILBOX_ROLES);
+
+  const orm = await openOrm({
+    databaseUrl: config.DATABASE_URL,
+    pgliteDir: config.DATABASE_URL || options.inMemoryDatabase ? undefined : path.join(config.dataDir, 'pglite'),
+    poolMax: config.DATABASE_POOL_MAX,
+  });
+  if (!options.skipMigrations) {
+    const applied = await migrate(orm);
+    if (applied.length) log.info('storage.migrated', { applied });
+  }
+  const db = new Database(orm);
+  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
+  redis?.on('error', (err) => log.warn('redis.error', { message: err.message }));
+  const blobs = config.blobStore === 'postgres' ? new PgBlobStore(db) : new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  const bus = new InProcessEventBus();
+  const serverKey = loadServerKey(config.MAILBOX_SECRET_KEY, config.dataDir);
+  const services = createServices({ config, log, clock, db, blobs, bus, redis, serverKey });
+  services.usage.start();
+
+  const closers: Array<() => Promise<void>> = [];
+  let httpPort: number | null = null;
+
+  if (roles.includes('api')) {
+    const app = createHttpApp(services);
+    const server = http.createServer(app.callback());
+    server.keepAliveTimeout = 65_000;
+    httpPort = await listen(server, config.PORT, config.HOST, 'PORT');
+    log.info('http.listening', { port: httpPort });
+    closers.push(() => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  }
+  if (roles.includes('worker')) {
+    const worker = new OutboxWorker(services, { pollIntervalMs: config.WORKER_POLL_INTERVAL, leaseMs: config.WORKER_LEASE, workerId: `${hostname()}:${process.pid}` });
+    worker.start();
+    closers.push(() => worker.stop());
+  }
+  if (config.MAILBOX_RESOURCES_DIR) {
+    const watcher = await startResourceDirectory(services, path.resolve(config.MAILBOX_RESOURCES_DIR));
+    closers.push(() => watcher.stop());
+  }
+  const sweeper = setInterval(() => void services.tokens.sweepExpiredCiphertext().catch((err) => log.warn('token.sweep_failed', { err })), 60_000);
+  sweeper.unref();
+
+  return {
+    services,
+    orm,
+    httpPort,
+    async close() {
+      clearInterval(sweeper);
+      for (const close of closers.reverse()) await close().catch((err) => log.warn('shutdown.error', { err }));
+      await services.usage.stop().catch(() => undefined);
+      await bus.close();
+      redis?.disconnect();
+      await orm.close(true);
+    },
+  };
+}
+
+/** Binds or fails with one line naming the variable to change (CONTRACT, Running it). */
+export function listen(server: http.Server | import('node:net').Server, port: number, host: string, envName: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      reject(new Error(`cannot listen on ${host}:${port} (${err.code ?? err.message}); set ${envName} to a free port`));
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}

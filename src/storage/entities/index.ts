@@ -1,0 +1,17 @@
+export { DomainEntity } from './domain.entity.js';
+export { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
+export { AccessTokenEntity } from './access-token.entity.js';
+export { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
+export { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
+
+import { DomainEntity } from './domain.entity.js';
+import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
+import { AccessTokenEntity } from './access-token.entity.js';
+import { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
+import { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
+
+export const allEntities = [
+  DomainEntity, MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, AccessTokenEntity,
+  ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity,
+  OutboxJobEntity, MailboxEventEntity, BlobEntity,
+];

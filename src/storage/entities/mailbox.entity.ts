@@ -1,0 +1,56 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { DomainEntity } from './domain.entity.js';
+
+/**
+ * A mailbox. `eventSeq` is the last per-mailbox event id handed out; taking the next one
+ * row-locks the mailbox, which orders that mailbox's events in commit order.
+ * `inboundCount`/`outboundCount` keep totalCount O(1) for any mailbox size.
+ */
+export const MailboxEntity = defineEntity({
+  name: 'Mailbox',
+  tableName: 'mailbox',
+  properties: {
+    id: p.string().primary().length(40),
+    domain: () => p.manyToOne(DomainEntity).mapToPk().index(),
+    address: p.string().length(320).unique(),
+    localPart: p.string().length(64),
+    displayName: p.string().length(200).default(''),
+    notes: p.text().nullable(),
+    passwordHash: p.string().length(300).nullable(),
+    sendRateLimitPerMinute: p.integer().nullable(),
+    resourceKey: p.string().length(300).nullable().unique(),
+    eventSeq: p.bigint('number').default(0),
+    inboundCount: p.bigint('number').default(0),
+    outboundCount: p.bigint('number').default(0),
+    createdAt: p.datetime(3),
+    disabledAt: p.datetime(3).nullable(),
+  },
+});
+
+/** An extra address that receives into a mailbox; inactive aliases receive nothing. */
+export const MailboxAliasEntity = defineEntity({
+  name: 'MailboxAlias',
+  tableName: 'mailbox_alias',
+  properties: {
+    id: p.string().primary().length(40),
+    mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
+    address: p.string().length(320).unique(),
+    isActive: p.boolean().default(true),
+    createdAt: p.datetime(3),
+  },
+});
+
+/** An address a mailbox may send as (SMTP AUTH username, MAIL FROM, From header). */
+export const SenderIdentityEntity = defineEntity({
+  name: 'SenderIdentity',
+  tableName: 'sender_identity',
+  uniques: [{ properties: ['mailbox', 'address'] }],
+  properties: {
+    id: p.string().primary().length(40),
+    mailbox: () => p.manyToOne(MailboxEntity).mapToPk().deleteRule('cascade'),
+    address: p.string().length(320).index(),
+    displayName: p.string().length(200).default(''),
+    isActive: p.boolean().default(true),
+    createdAt: p.datetime(3),
+  },
+});

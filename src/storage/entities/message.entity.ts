@@ -1,0 +1,96 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { MailboxEntity } from './mailbox.entity.js';
+
+/** A conversation inside one mailbox. */
+export const ThreadEntity = defineEntity({
+  name: 'Thread',
+  tableName: 'thread',
+  properties: {
+    id: p.string().primary().length(40),
+    mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
+    subject: p.text().default(''),
+    createdAt: p.datetime(3),
+    lastMessageAt: p.datetime(3),
+  },
+});
+
+/**
+ * One message, inbound or outbound, owned by exactly one mailbox. The list index is
+ * (mailbox, created_at desc, id desc) over rows not deleted, so a page is an index range scan.
+ */
+export const MessageEntity = defineEntity({
+  name: 'Message',
+  tableName: 'message',
+  indexes: [
+    { name: 'message_list_idx', expression: 'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null' },
+    { name: 'message_list_dir_idx', expression: 'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null' },
+    { name: 'message_thread_idx', properties: ['thread', 'createdAt'] },
+    { name: 'message_internet_id_idx', properties: ['mailbox', 'internetMessageId'] },
+  ],
+  uniques: [{ name: 'message_idempotency_uq', properties: ['mailbox', 'idempotencyKey'] }],
+  properties: {
+    id: p.string().primary().length(40),
+    mailbox: () => p.manyToOne(MailboxEntity).mapToPk().deleteRule('cascade'),
+    thread: () => p.manyToOne(ThreadEntity).mapToPk(),
+    direction: p.string().length(16),
+    subject: p.text().default(''),
+    fromAddress: p.string().length(320),
+    fromDisplayName: p.string().length(200).default(''),
+    toAddresses: p.array(),
+    ccAddresses: p.array(),
+    bccAddresses: p.array(),
+    mailboxAddress: p.string().length(320),
+    attachmentCount: p.integer().default(0),
+    bodyText: p.text().nullable(),
+    bodyHtml: p.text().nullable(),
+    bodyFormat: p.string().length(16),
+    rawBlobKey: p.string().length(200).nullable(),
+    internetMessageId: p.string().length(998).nullable(),
+    inReplyToMessageId: p.string().length(40).nullable(),
+    referencesHeader: p.array(),
+    isRead: p.boolean().default(false),
+    readAt: p.datetime(3).nullable(),
+    deletedAt: p.datetime(3).nullable(),
+    deliveryStatus: p.string().length(16).nullable(),
+    idempotencyKey: p.string().length(200).nullable(),
+    requestHash: p.string().length(64).nullable(),
+    authResults: p.json().nullable(),
+    createdAt: p.datetime(3),
+    receivedAt: p.datetime(3).nullable(),
+    sentAt: p.datetime(3).nullable(),
+  },
+});
+
+/** Per-recipient delivery state of an outbound message. */
+export const MessageRecipientEntity = defineEntity({
+  name: 'MessageRecipient',
+  tableName: 'message_recipient',
+  properties: {
+    id: p.string().primary().length(40),
+    message: () => p.manyToOne(MessageEntity).mapToPk().index().deleteRule('cascade'),
+    address: p.string().length(320),
+    kind: p.string().length(8),
+    status: p.string().length(16),
+    remoteReply: p.text().nullable(),
+    attempts: p.integer().default(0),
+    updatedAt: p.datetime(3),
+    deliveredAt: p.datetime(3).nullable(),
+  },
+});
+
+/** An attachment: staged by upload (message null) until a send claims it. */
+export const AttachmentEntity = defineEntity({
+  name: 'Attachment',
+  tableName: 'attachment',
+  properties: {
+    id: p.string().primary().length(40),
+    mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
+    message: () => p.manyToOne(MessageEntity).mapToPk().nullable().index().deleteRule('cascade'),
+    filename: p.string().length(255),
+    contentType: p.string().length(255),
+    sizeBytes: p.bigint('number'),
+    sha256: p.string().length(64),
+    blobKey: p.string().length(200),
+    createdAt: p.datetime(3),
+  },
+});

@@ -1,0 +1,56 @@
+import { MikroORM, type Options } from '@mikro-orm/core';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { PgliteDriver } from '@mikro-orm/pglite';
+import { Migrator } from '@mikro-orm/migrations';
+import type { SqlEntityManager } from '@mikro-orm/sql';
+import { mkdirSync } from 'node:fs';
+import { allEntities } from './entities/index.js';
+import { migrations } from './migrations/index.js';
+
+export type Orm = MikroORM;
+export type Em = SqlEntityManager;
+
+export interface DatabaseTarget {
+  /** postgres://… when set; otherwise the embedded PGlite cluster under `pgliteDir`. */
+  databaseUrl?: string | undefined;
+  pgliteDir?: string | undefined;
+  poolMax?: number;
+  debug?: boolean;
+}
+
+/**
+ * One schema and one set of migrations for both engines: PostgreSQL for deployments,
+ * PGlite (PostgreSQL compiled to WASM, in process) for the embedded default and its tests.
+ */
+export function ormOptions(target: DatabaseTarget): Partial<Options> {
+  const common: Partial<Options> = {
+    entities: allEntities,
+    extensions: [Migrator],
+    migrations: { migrationsList: migrations, tableName: 'mikro_orm_migrations', transactional: true, allOrNothing: true, snapshot: false },
+    debug: target.debug ?? false,
+    // Entities are plain data here; the identity map per fork is all the caching we want.
+    allowGlobalContext: false,
+    ensureDatabase: false,
+    discovery: { warnWhenNoEntities: true },
+  };
+  if (target.databaseUrl) {
+    return { ...common, driver: PostgreSqlDriver, clientUrl: target.databaseUrl, pool: { min: 0, max: target.poolMax ?? 10 } };
+  }
+  if (target.pgliteDir) mkdirSync(target.pgliteDir, { recursive: true });
+  return {
+    ...common,
+    driver: PgliteDriver,
+    // An absent dir means an in-memory cluster (tests); a path makes it persistent.
+    dbName: target.pgliteDir ?? 'memory://',
+  } as Partial<Options>;
+}
+
+export async function openOrm(target: DatabaseTarget): Promise<Orm> {
+  return MikroORM.init(ormOptions(target));
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}

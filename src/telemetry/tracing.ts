@@ -1,0 +1,57 @@
+import { context, propagation, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+let sdk: NodeSDK | undefined;
+
+/**
+ * Starts OpenTelemetry once per process. A tracer provider is always registered, so every
+ * request gets a real W3C trace id for `tid`; spans are exported only when the standard
+ * OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT variables ask for it (off by default).
+ */
+export function startTracing(env: Record<string, string | undefined> = process.env): void {
+  if (sdk) return;
+  const exporter = env.OTEL_TRACES_EXPORTER;
+  const exportRequested = (exporter !== undefined && exporter !== 'none') || env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
+  sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ?? 'mailbox-service',
+    ...(exportRequested ? {} : { spanProcessors: [new NoopSpanProcessor()] }),
+    instrumentations: [],
+  });
+  sdk.start();
+}
+
+export async function stopTracing(): Promise<void> {
+  await sdk?.shutdown().catch(() => undefined);
+  sdk = undefined;
+}
+
+export const tracer = () => trace.getTracer('mailbox-service');
+
+/** Runs `fn` in a server span continuing an incoming `traceparent`, if any. */
+export function withServerSpan<T>(name: string, headers: Record<string, unknown>, fn: (span: Span) => Promise<T>): Promise<T> {
+  const parent = propagation.extract(context.active(), headers);
+  return tracer().startActiveSpan(name, { kind: SpanKind.SERVER }, parent, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The current trace id (32 hex), or '' outside a span. */
+export function currentTraceId(): string {
+  const id = trace.getActiveSpan()?.spanContext().traceId;
+  return id && id !== '00000000000000000000000000000000' ? id : '';
+}
+
+/** W3C traceparent of the active span, for response headers and outbox jobs. */
+export function currentTraceparent(): string | null {
+  const ctx = trace.getActiveSpan()?.spanContext();
+  if (!ctx) return null;
+  return `00-${ctx.traceId}-${ctx.spanId}-${ctx.traceFlags.toString(16).padStart(2, '0')}`;
+}
