@@ -6,16 +6,21 @@ const engines = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres,pglite').split(','
 
 export default defineConfig({
   test: {
-    projects: engines.map((engine) => ({
+    projects: [
+      // Pure rules (no storage): run once.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      ...engines.map((engine) => ({
       extends: true,
       test: {
         name: engine,
         include: ['test/**/*.test.ts'],
+        exclude: ['test/unit/**'],
         env: { MAILBOX_TEST_ENGINE: engine },
         testTimeout: 30_000,
         hookTimeout: 60_000,
       },
     })),
+    ],
     pool: 'forks',
     maxWorkers: 2,
   },

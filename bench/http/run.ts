@@ -1,0 +1,108 @@
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../src/config/config.js';
+import { startRuntime } from '../../src/main.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { upsertDomain } from '../../src/core/domains/domain.store.js';
+import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
+import { measure, table, type Figures } from '../lib/measure.js';
+import { startProcess, stopProcess } from '../lib/processes.js';
+import { seedMessages } from './seed.js';
+
+// bench/http: GET /api/messages (limit 50) and GET /api/messages/{id} on a 10 000- and a
+// 1 000 000-message mailbox on PostgreSQL, side by side with a bare node:http ceiling.
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SMALL = Number(process.env.BENCH_SMALL ?? 10_000);
+const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const PORT = 18080;
+const CEILING_PORT = 18081;
+
+async function main(): Promise<void> {
+  const dbName = `mbx_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-'));
+  const secretKey = randomBytes(32).toString('hex');
+  const env = { DATABASE_URL: databaseUrl, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: secretKey, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10' };
+  const children = [];
+  try {
+    // Migrate and create the tenants through the core, then seed messages with SQL.
+    const runtime = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
+    const s = runtime.services;
+    const tenants = await s.db.tx(async (trx) => {
+      const domainId = await upsertDomain(trx, { name: 'bench.test' });
+      const out: Record<string, { mailboxId: string; token: string }> = {};
+      for (const size of ['small', 'large']) {
+        const mailboxId = await insertMailbox(trx, { domainId, address: `${size}@bench.test`, displayName: size });
+        const t = await s.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null });
+        out[size] = { mailboxId, token: t.accessToken };
+      }
+      return out;
+    });
+    await runtime.close();
+    const t0 = Date.now();
+    await seedMessages(databaseUrl, tenants.small!.mailboxId, 'small@bench.test', SMALL);
+    await seedMessages(databaseUrl, tenants.large!.mailboxId, 'large@bench.test', LARGE);
+    console.log(`seeded ${SMALL} + ${LARGE} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    const server = await startProcess(['dist/src/cli.js', 'serve', '--roles', 'api'], env, `http://127.0.0.1:${PORT}/healthz`);
+    children.push(server);
+    const base = `http://127.0.0.1:${PORT}`;
+    const auth = (size: 'small' | 'large') => ({ authorization: `Bearer ${tenants[size]!.token}` });
+    const middleId = async (size: 'small' | 'large') => {
+      const n = size === 'small' ? SMALL : LARGE;
+      return `msg_${tenants[size]!.mailboxId.slice(-8)}${String(Math.ceil(n / 2)).padStart(9, '0')}`;
+    };
+    const listBody = await (await fetch(`${base}/api/messages?limit=50`, { headers: auth('large') })).text();
+    const largeId = await middleId('large');
+    const getBody = await (await fetch(`${base}/api/messages/${largeId}`, { headers: auth('large') })).text();
+    if (!listBody.includes('"items"') || !getBody.includes(largeId)) throw new Error(`the service did not answer as expected: ${listBody.slice(0, 200)} ${getBody.slice(0, 200)}`);
+    const bodiesFile = path.join(dataDir, 'ceiling.json');
+    writeFileSync(bodiesFile, JSON.stringify({ '/api/messages': listBody, '/': getBody }));
+    const ceiling = await startProcess(['dist/bench/http/ceiling-server.js', bodiesFile, String(CEILING_PORT)], {}, `http://127.0.0.1:${CEILING_PORT}/api/messages`);
+    children.push(ceiling);
+    const ceilingBase = `http://127.0.0.1:${CEILING_PORT}`;
+
+    const opts = { seconds: SECONDS, connections: CONNECTIONS };
+    const results: Figures[] = [];
+    results.push(await measure('list ceiling (bare node:http)', `${ceilingBase}/api/messages`, opts));
+    results.push(await measure(`list limit=50, ${SMALL} msgs`, `${base}/api/messages?limit=50`, { ...opts, headers: auth('small') }));
+    results.push(await measure(`list limit=50, ${LARGE} msgs`, `${base}/api/messages?limit=50`, { ...opts, headers: auth('large') }));
+    results.push(await measure('get ceiling (bare node:http)', `${ceilingBase}/api/messages/x`, opts));
+    results.push(await measure(`get by id, ${SMALL} msgs`, `${base}/api/messages/${await middleId('small')}`, { ...opts, headers: auth('small') }));
+    results.push(await measure(`get by id, ${LARGE} msgs`, `${base}/api/messages/${largeId}`, { ...opts, headers: auth('large') }));
+
+    const [listCeil, listSmall, listLarge, getCeil, getSmall, getLarge] = results as [Figures, Figures, Figures, Figures, Figures, Figures];
+    const rows = results.map((r) => {
+      const ceil = r.name.startsWith('list') ? listCeil : getCeil;
+      return { scenario: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'vs ceiling': `${((r.rps / ceil.rps) * 100).toFixed(0)}%`, errors: r.errors + r.non2xx };
+    });
+    console.log(`\nbench/http — PostgreSQL, ${CONNECTIONS} connections, ${SECONDS} s per row, node ${process.version}\n`);
+    console.log(table(rows));
+    const listRatio = listLarge.p50 / Math.max(listSmall.p50, 0.01);
+    const getRatio = getLarge.p50 / Math.max(getSmall.p50, 0.01);
+    console.log(`\ntarget: list p50 at ${LARGE} within 1.3x of p50 at ${SMALL}: ${listRatio.toFixed(2)}x ${listRatio <= 1.3 ? 'MET' : 'NOT MET'}`);
+    console.log(`        get  p50 ratio: ${getRatio.toFixed(2)}x ${getRatio <= 1.3 ? 'MET' : 'NOT MET'}`);
+    const share = listLarge.rps / listCeil.rps;
+    console.log(`target: list throughput >= 40% of the ceiling: ${(share * 100).toFixed(0)}% ${share >= 0.4 ? 'MET' : 'NOT MET'}`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(`bench/results/http-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ results, listRatio, getRatio, share }, null, 2));
+  } finally {
+    for (const c of children) await stopProcess(c);
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+import autocannon from 'autocannon';
+
+export interface Figures { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+
+/** One autocannon run against a URL; a short warm-up is run first and discarded. */
+export async function measure(name: string, url: string, opts: { headers?: Record<string, string>; connections?: number; seconds?: number } = {}): Promise<Figures> {
+  const base = { url, headers: opts.headers ?? {}, connections: opts.connections ?? 16 };
+  await autocannon({ ...base, duration: 2 });
+  const r = await autocannon({ ...base, duration: opts.seconds ?? 10 });
+  return { name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+}
+
+export function table(rows: Array<Record<string, string | number>>): string {
+  const cols = Object.keys(rows[0] ?? {});
+  const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+  return [line(cols), line(cols.map(() => '---')), ...rows.map((r) => line(cols.map((c) => r[c] ?? '')))].join('\n');
+}
