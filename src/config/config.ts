@@ -44,7 +44,7 @@ export const configSchema = z.object({
   /** Default and maximum lifetime of a token minted without expiresAtTs. */
   TOKEN_DEFAULT_TTL: durationMs.default(90 * 86_400_000),
   /** Lifetime of the bootstrap token returned by mailbox creation. */
-  BOOTSTRAP_TOKEN_TTL: durationMs.default(30 * 86_400_000),
+  BOOTSTRAP_TOKEN_TTL: durationMs.default(90 * 86_400_000),
   /** Sends per minute per mailbox unless a Domain or Mailbox resource says otherwise. */
   SEND_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Failed password logins per address per 15 minutes before 429. */
