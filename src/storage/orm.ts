@@ -26,7 +26,7 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
   const common: Partial<Options> = {
     entities: allEntities,
     extensions: [Migrator],
-    migrations: { migrationsList: migrations, tableName: 'mikro_orm_migrations', transactional: true, allOrNothing: true, snapshot: false },
+    migrations: { migrationsList: migrations, tableName: 'mikro_orm_migrations', transactional: true, allOrNothing: true, snapshot: false, silent: true },
     debug: target.debug ?? false,
     // Entities are plain data here; the identity map per fork is all the caching we want.
     allowGlobalContext: false,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime, type Role, type Runtime } from '../../src/main.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { upsertDomain } from '../../src/core/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/tokens/scopes.js';
 import type { Clock } from '../../src/core/time.js';
@@ -89,6 +89,8 @@ export interface StartTestOptions {
   env?: Record<string, string>;
   roles?: Role[];
   clock?: Clock;
+  /** Where the service logs (default: nowhere); a test that inspects logs passes a capturing one. */
+  log?: Logger;
   /** Force an engine regardless of the project (e.g. a test that is about PGlite itself). */
   engine?: 'postgres' | 'pglite';
 }
@@ -112,7 +114,7 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
   });
   const runtime = await startRuntime(config, {
     roles: options.roles ?? ['api'],
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     inMemoryDatabase: engine === 'pglite',
     ...(options.clock ? { clock: options.clock } : {}),
   });

@@ -1,9 +1,33 @@
-import type { Database } from '../../storage/database.js';
+import { z } from 'zod';
+import { ms, type Database, type Sql } from '../../storage/database.js';
+import { notFound } from '../errors.js';
+import type { Principal } from '../auth/principal.js';
+import { requireScope, resolveMailbox } from '../auth/access.js';
+import type { Scope } from '../tokens/scopes.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { CursorCodec } from '../paging/cursor.js';
+import type { MailboxEvent } from '../events/event-log.js';
+import type { CursorCodec, Page } from '../paging/cursor.js';
 import type { Clock } from '../time.js';
+import { targetVisibility } from './message.access.js';
+import { applyReadState, applySoftDelete, type ChangeOutcome } from './message.changes.js';
+import {
+  attachmentsOf, countMessages, findMessage, findThread, lockMessages, pageQuery, recipientsOf, threadMessages,
+  type DetailRow, type LockedRow,
+} from './message.store.js';
+import { byMessage, toDetail, toSummary } from './message.views.js';
+import type {
+  BulkDeleteInput, BulkReadStateInput, BulkResult, DeleteResult, ListMessagesInput, MessageDetail, MessageRefInput,
+  MessageSummary, ReadStateInput, ReadStateResult, ThreadRefInput, ThreadView,
+} from './message.schemas.js';
 
-/** Read side of messages: list, get, thread, read state, soft delete. (Being built.) */
+/** A keyset position: created_at in Unix ms and the id that breaks ties. */
+const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
+
+/**
+ * Read side of messages: list, get, thread, read state, soft delete. Every public method takes
+ * (principal, input) and returns the wire shape, so HTTP and MCP call the same rules. Scope,
+ * mailbox resolution and visibility are decided here, never in a channel.
+ */
 export class MessageService {
   constructor(
     protected readonly db: Database,
@@ -11,4 +35,128 @@ export class MessageService {
     protected readonly cursors: CursorCodec,
     protected readonly clock: Clock,
   ) {}
+
+  /** GET /api/messages: newest first, keyset-paged; totalCount from the mailbox counters. */
+  async list(principal: Principal, input: ListMessagesInput): Promise<Page<MessageSummary>> {
+    requireScope(principal, 'MailboxRead');
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
+    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}`;
+    const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
+    const rows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1));
+    const totalCount = await countMessages(this.db.db, mailbox.id, input.direction);
+    const page = rows.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => toSummary(r, mailbox.address)),
+      nextCursor: rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
+      totalCount,
+    };
+  }
+
+  /** GET /api/messages/{messageId}: a soft-deleted message is a 404. */
+  async get(principal: Principal, input: MessageRefInput): Promise<MessageDetail> {
+    requireScope(principal, 'MailboxRead');
+    const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
+    const row = await findMessage(this.db.db, visibility, input.messageId);
+    if (!row || row.deleted_at !== null) throw notFound('Message');
+    return (await this.details([row]))[0]!;
+  }
+
+  /**
+   * Where the raw source named by rawContentPath lives, for the channel that streams it from the
+   * blob store: same scope, visibility and soft-delete rules as `get`; no raw source is a 404.
+   */
+  async rawContentLocation(principal: Principal, input: MessageRefInput): Promise<{ messageId: string; blobKey: string }> {
+    requireScope(principal, 'MailboxRead');
+    const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
+    const row = await findMessage(this.db.db, visibility, input.messageId);
+    if (!row || row.deleted_at !== null || !row.raw_blob_key) throw notFound('Raw message');
+    return { messageId: row.id, blobKey: row.raw_blob_key };
+  }
+
+  /** GET /api/threads/{threadId}: live messages oldest first; a thread with none left is a 404. */
+  async getThread(principal: Principal, input: ThreadRefInput): Promise<ThreadView> {
+    requireScope(principal, 'MailboxRead');
+    const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
+    const thread = await findThread(this.db.db, visibility, input.threadId);
+    if (!thread) throw notFound('Thread');
+    const rows = await threadMessages(this.db.db, visibility, thread.id);
+    if (rows.length === 0) throw notFound('Thread');
+    return {
+      threadId: thread.id,
+      mailboxId: thread.mailbox_id,
+      subject: thread.subject,
+      createdAtTs: ms(thread.created_at)!,
+      messages: await this.details(rows),
+    };
+  }
+
+  /** PUT /api/messages/{messageId}/read-state (scope MailboxRead, as the spec says). */
+  async setReadState(principal: Principal, input: ReadStateInput): Promise<ReadStateResult> {
+    const result = await this.bulkSetReadState(principal, { ids: [input.messageId], isRead: input.isRead, mailboxAddress: input.mailboxAddress });
+    return single(result);
+  }
+
+  async bulkSetReadState(principal: Principal, input: BulkReadStateInput): Promise<BulkResult<ReadStateResult>> {
+    return this.bulk(principal, 'MailboxRead', input, (trx, rows, now) => applyReadState(trx, rows, input.isRead, now));
+  }
+
+  /** DELETE /api/messages/{messageId}: soft delete; again answers alreadyDeleted with the first deletedAtTs. */
+  async delete(principal: Principal, input: MessageRefInput): Promise<DeleteResult> {
+    return single(await this.bulkDelete(principal, { ids: [input.messageId], mailboxAddress: input.mailboxAddress }));
+  }
+
+  async bulkDelete(principal: Principal, input: BulkDeleteInput): Promise<BulkResult<DeleteResult>> {
+    return this.bulk(principal, 'MailboxDelete', input, (trx, rows, now) => applySoftDelete(trx, rows, now));
+  }
+
+  /**
+   * One transaction for the whole call: lock the visible rows, change them, append their events;
+   * publish only after commit. Duplicate ids collapse, so requestedCount counts distinct ids and
+   * equals succeeded + failed. An id that is unknown, foreign or (for read state) deleted fails with 404.
+   */
+  private async bulk<T>(
+    principal: Principal,
+    scope: Scope,
+    input: { ids: readonly string[]; mailboxAddress?: string | undefined },
+    apply: (trx: Sql, rows: LockedRow[], now: Date) => Promise<ChangeOutcome<T>>,
+  ): Promise<BulkResult<T>> {
+    requireScope(principal, scope);
+    const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
+    const ids = [...new Set(input.ids)];
+    const now = this.clock.now();
+    const { results, events } = await this.db.tx(async (trx) => apply(trx, await lockMessages(trx, visibility, ids), now));
+    await this.publish(events);
+    const out: BulkResult<T> = { requestedCount: ids.length, succeededItems: [], failedItems: [] };
+    for (const id of ids) {
+      const result = results.get(id);
+      if (result) out.succeededItems.push(result);
+      else out.failedItems.push({ messageId: id, code: 404, errMsg: 'Message not found.' });
+    }
+    return out;
+  }
+
+  /** The event log already holds the events; a lost publish is healed by replay, never a failed call. */
+  private async publish(events: readonly MailboxEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.bus.publish(events).catch(() => undefined);
+  }
+
+  /** Details of many messages with two batched look-ups (recipients, attachments). */
+  private async details(rows: readonly DetailRow[]): Promise<MessageDetail[]> {
+    const ids = rows.map((r) => r.id);
+    const outboundIds = rows.filter((r) => r.direction === 'outbound').map((r) => r.id);
+    const [recipients, attachments] = await Promise.all([recipientsOf(this.db.db, outboundIds), attachmentsOf(this.db.db, ids)]);
+    const recipientsBy = byMessage(recipients);
+    const attachmentsBy = byMessage(attachments);
+    return rows.map((r) => toDetail(r, recipientsBy.get(r.id), attachmentsBy.get(r.id)));
+  }
+}
+
+/** A one-id bulk call as the single call's answer: its result, or its failure as the error. */
+function single<T>(result: BulkResult<T>): T {
+  const item = result.succeededItems[0];
+  if (!item) throw notFound('Message');
+  return item;
 }

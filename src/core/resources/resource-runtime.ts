@@ -1,6 +1,48 @@
+import path from 'node:path';
 import type { Services } from '../services.js';
+import type { Logger } from '../logger.js';
+import { FileSecretStore } from './file-secret-store.js';
+import { FileStatusStore } from './file-status-store.js';
+import { DirectorySource } from './directory-source.js';
+import { DEFAULT_CONTROLLER_OPTIONS, ResourceController, type ControllerOptions } from './controller.js';
+import { ResourceReconciler } from './reconciler.js';
+import type { SecretStore, StatusSink } from './ports.js';
 
-/** Applies manifests from MAILBOX_RESOURCES_DIR at start and on change. (Being built.) */
-export async function startResourceDirectory(_services: Services, _dir: string): Promise<{ stop(): Promise<void> }> {
-  return { stop: async () => undefined };
+/** The reconciler wired to the core services; the operator calls this with its Kubernetes stores. */
+export function createReconciler(services: Pick<Services, 'db' | 'tokens' | 'clock' | 'log' | 'config'>, secrets: SecretStore, status: StatusSink): ResourceReconciler {
+  return new ResourceReconciler({
+    db: services.db, tokens: services.tokens, clock: services.clock, log: services.log, secrets, status,
+    domainTokenTtlMs: services.config.TOKEN_DEFAULT_TTL, mailboxTokenTtlMs: services.config.BOOTSTRAP_TOKEN_TTL,
+  });
+}
+
+/** The file stores under the data dir (CONTRACT: `<data dir>/secrets/<namespace>/<name>.json`). */
+export function fileStores(dataDir: string, source: string, log: Logger): { secrets: FileSecretStore; status: FileStatusStore } {
+  return {
+    secrets: new FileSecretStore(path.join(dataDir, 'secrets')),
+    status: new FileStatusStore(path.join(dataDir, 'status'), source, log),
+  };
+}
+
+export interface ResourceDirectoryOptions extends Partial<ControllerOptions> {
+  /** Quiet period after a file change before relisting. */
+  debounceMs?: number;
+}
+
+/**
+ * Applies manifests from MAILBOX_RESOURCES_DIR at start (resolves once that first pass is done;
+ * failures are logged and retried, never thrown) and again whenever something changes.
+ */
+export async function startResourceDirectory(services: Services, dir: string, options: ResourceDirectoryOptions = {}): Promise<{ stop(): Promise<void> }> {
+  const { secrets, status } = fileStores(services.config.dataDir, `dir:${dir}`, services.log);
+  const reconciler = createReconciler(services, secrets, status);
+  const source = new DirectorySource(dir, secrets, status, services.log, { debounceMs: options.debounceMs ?? 200 });
+  const controller = new ResourceController(source, reconciler, services.log, {
+    resyncMs: options.resyncMs ?? DEFAULT_CONTROLLER_OPTIONS.resyncMs,
+    baseBackoffMs: options.baseBackoffMs ?? DEFAULT_CONTROLLER_OPTIONS.baseBackoffMs,
+    maxBackoffMs: options.maxBackoffMs ?? DEFAULT_CONTROLLER_OPTIONS.maxBackoffMs,
+  });
+  services.log.info('resources.directory', { dir });
+  await controller.start();
+  return { stop: () => controller.stop() };
 }

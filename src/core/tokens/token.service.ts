@@ -1,22 +1,18 @@
-import { z } from 'zod';
 import { AppError, notFound } from '../errors.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { toTs, type Clock } from '../time.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../auth/principal.js';
-import { requireScope } from '../auth/access.js';
+import { requireDomainToken, requireScope, resolveDomainMailboxById } from '../auth/access.js';
 import { sql, type Database, type Sql } from '../../storage/database.js';
 import { TokenCipher } from './token-cipher.js';
 import { checkTokenFormat, hashToken, mintTokenPlaintext, tokenDisplayPrefix } from './token-format.js';
-import { scopeSchema, type Scope, type TokenKind, MAILBOX_TOKEN_SCOPES } from './scopes.js';
+import { type Scope, type TokenKind, MAILBOX_TOKEN_SCOPES } from './scopes.js';
+import type { CreateTokenInput } from './token.schemas.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
-export const createTokenInputSchema = z.object({
-  tokenName: z.string().trim().min(1).max(200),
-  scopes: z.array(scopeSchema).min(1).max(6),
-  expiresAtTs: z.number().int().positive().optional().nullable(),
-}).strict();
-export type CreateTokenInput = z.infer<typeof createTokenInputSchema>;
+// Defined with the other wire shapes; re-exported because callers import it from here.
+export { createTokenInputSchema, type CreateTokenInput } from './token.schemas.js';
 
 export type CreatedSource = 'bootstrap' | 'self' | 'domain' | 'login' | 'resource';
 
@@ -50,7 +46,7 @@ type TokenRow = {
 };
 
 /** The owner whose tokens a governance call manages, and the token it acts with. */
-interface Governance { mailboxId: string; caller: Principal; onlyLaterThanCaller: boolean }
+export interface Governance { mailboxId: string; caller: Principal; onlyLaterThanCaller: boolean }
 
 export interface TokenServiceOptions { revealWindowMs: number; defaultTtlMs: number }
 
@@ -138,9 +134,25 @@ export class TokenService {
     return { mailboxId: principal.mailboxId!, caller: principal, onlyLaterThanCaller: true };
   }
 
-  /** Domain token + DomainManage, for a mailbox already resolved inside the token's domain. */
+  /**
+   * Domain token + DomainManage, for a mailbox already resolved inside the token's domain.
+   * The kind and scope are asserted again here so no caller can skip them.
+   */
   domain(principal: Principal, mailboxId: string): Governance {
+    requireDomainToken(principal);
+    requireScope(principal, 'DomainManage');
     return { mailboxId, caller: principal, onlyLaterThanCaller: false };
+  }
+
+  /**
+   * The domain routes' entry: kind and scope (403) before the lookup, then the mailbox by id
+   * inside the caller's own domain (another domain's or unknown id: the same 404).
+   */
+  async domainMailbox(principal: Principal, mailboxId: string): Promise<Governance> {
+    requireDomainToken(principal);
+    requireScope(principal, 'DomainManage');
+    const mailbox = await resolveDomainMailboxById(this.db, principal, mailboxId);
+    return this.domain(principal, mailbox.id);
   }
 
   async list(g: Governance): Promise<TokenRecordView[]> {
@@ -164,6 +176,7 @@ export class TokenService {
   async reveal(g: Governance, tokenId: string, remoteIp: string | null): Promise<{ tokenId: string; accessToken: string }> {
     const row = await this.find(g, tokenId);
     if (!this.revealable(row)) throw new AppError('TOKEN_NOT_REVEALABLE');
+    if (g.onlyLaterThanCaller) this.assertNoEscalation(g.caller, row);
     const accessToken = this.cipher.decrypt(row.plaintext_cipher!, row.id);
     this.log.info('token.revealed', { tokenId: row.id, mailboxId: row.mailbox_id, byTokenId: g.caller.tokenId, remoteIp });
     return { tokenId: row.id, accessToken };
@@ -216,6 +229,20 @@ export class TokenService {
       and mailbox_id = ${g.mailboxId} and kind = 'mailbox' ${this.laterClause(g)}`);
     if (!row) throw notFound('Token');
     return row;
+  }
+
+  /**
+   * Revealing a token hands over everything it can do, so a mailbox token may reveal only what
+   * it could have created itself: the creation rule (subset of scopes, expiry not later than the
+   * caller's) applied to reveal. Without it a narrow TokenManage token could reveal a later,
+   * wider token (for example one minted by password login) and escalate.
+   */
+  private assertNoEscalation(caller: Principal, r: TokenRow): void {
+    const beyond = r.scopes.filter((s) => !caller.scopes.has(s));
+    if (beyond.length > 0) throw new AppError('SCOPE_MISSING', `Revealing this token would grant ${beyond.join(', ')}, which the calling token lacks.`);
+    const ceiling = caller.expiresAt?.getTime() ?? Infinity;
+    const expiry = r.expires_at === null ? Infinity : new Date(r.expires_at).getTime();
+    if (expiry > ceiling) throw new AppError('SCOPE_MISSING', 'Revealing this token would outlive the calling token.');
   }
 
   private revealable(r: TokenRow): boolean {

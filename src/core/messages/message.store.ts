@@ -1,0 +1,129 @@
+import { sql, type Sql } from '../../storage/database.js';
+import type { Visibility } from '../auth/principal.js';
+import type { Direction } from './message.schemas.js';
+
+/** Columns of a summary; bodies stay out of list pages. */
+export interface SummaryRow {
+  id: string;
+  mailbox_id: string;
+  thread_id: string;
+  direction: Direction;
+  subject: string;
+  from_address: string;
+  from_display_name: string;
+  to_addresses: string[];
+  attachment_count: number;
+  is_read: boolean;
+  read_at: string | null;
+  created_at: string;
+  received_at: string | null;
+  sent_at: string | null;
+}
+
+export interface DetailRow extends SummaryRow {
+  owner_address: string;
+  cc_addresses: string[];
+  bcc_addresses: string[];
+  body_text: string | null;
+  body_html: string | null;
+  body_format: string;
+  raw_blob_key: string | null;
+  in_reply_to_message_id: string | null;
+  delivery_status: string | null;
+  deleted_at: string | null;
+}
+
+export interface RecipientRow {
+  message_id: string; address: string; kind: string; status: string; remote_reply: string | null;
+  attempts: number; updated_at: string; delivered_at: string | null;
+}
+
+export interface AttachmentRow { id: string; message_id: string; filename: string; content_type: string; size_bytes: string | number }
+
+export interface ThreadRow { id: string; mailbox_id: string; subject: string; created_at: string }
+
+const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
+  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at`;
+const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
+  m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at`;
+
+/**
+ * The caller's visibility as a predicate over `mb` (the owning mailbox joined as `mb`). Every
+ * query below takes one, so a row of another mailbox or domain is simply not found.
+ */
+function visible(v: Visibility) {
+  return v.kind === 'mailbox' ? sql`mb.id = ${v.mailboxId}` : sql`mb.domain_id = ${v.domainId} and mb.disabled_at is null`;
+}
+
+export interface PagePosition { t: number; i: string }
+
+/**
+ * One keyset page, newest first. The predicates match the partial indexes message_list_idx /
+ * message_list_dir_idx exactly (mailbox [, direction], created_at desc, id desc where not
+ * deleted), and the row comparison is an index condition, so a page is one index range scan.
+ */
+export function pageQuery(mailboxId: string, direction: Direction | undefined, after: PagePosition | null, limit: number) {
+  return sql<SummaryRow>`select ${SUMMARY_COLUMNS} from message m
+    where m.mailbox_id = ${mailboxId} and m.deleted_at is null
+      ${direction ? sql`and m.direction = ${direction}` : sql``}
+      ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}
+    order by m.created_at desc, m.id desc
+    limit ${limit}`;
+}
+
+/** O(1) totalCount from the mailbox counters; never a count(*) over messages. */
+export async function countMessages(db: Sql, mailboxId: string, direction: Direction | undefined): Promise<number> {
+  const row = (await sql<{ inbound_count: string | number; outbound_count: string | number }>`select inbound_count, outbound_count
+    from mailbox where id = ${mailboxId}`.execute(db)).rows[0];
+  if (!row) return 0;
+  const inbound = Number(row.inbound_count);
+  const outbound = Number(row.outbound_count);
+  return direction === 'inbound' ? inbound : direction === 'outbound' ? outbound : inbound + outbound;
+}
+
+/** A message the caller may see, live or soft-deleted (the caller decides what deleted means). */
+export async function findMessage(db: Sql, v: Visibility, messageId: string): Promise<DetailRow | undefined> {
+  return (await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = ${messageId} and ${visible(v)}`.execute(db)).rows[0];
+}
+
+export interface LockedRow {
+  id: string; mailbox_id: string; thread_id: string; direction: Direction;
+  is_read: boolean; read_at: string | null; deleted_at: string | null;
+}
+
+/**
+ * Row-locks the visible messages among `ids` in id order, so concurrent bulk calls over
+ * overlapping ids take their locks in the same order and cannot deadlock.
+ */
+export async function lockMessages(trx: Sql, v: Visibility, ids: readonly string[]): Promise<LockedRow[]> {
+  return (await sql<LockedRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.is_read, m.read_at, m.deleted_at
+    from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = any(${ids}::varchar[]) and ${visible(v)}
+    order by m.id for update of m`.execute(trx)).rows;
+}
+
+export async function findThread(db: Sql, v: Visibility, threadId: string): Promise<ThreadRow | undefined> {
+  return (await sql<ThreadRow>`select t.id, t.mailbox_id, t.subject, t.created_at from thread t join mailbox mb on mb.id = t.mailbox_id
+    where t.id = ${threadId} and ${visible(v)}`.execute(db)).rows[0];
+}
+
+/** The live messages of a thread, oldest first (message_thread_idx). */
+export async function threadMessages(db: Sql, v: Visibility, threadId: string): Promise<DetailRow[]> {
+  return (await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.thread_id = ${threadId} and m.deleted_at is null and ${visible(v)}
+    order by m.created_at, m.id`.execute(db)).rows;
+}
+
+export async function recipientsOf(db: Sql, messageIds: readonly string[]): Promise<RecipientRow[]> {
+  if (messageIds.length === 0) return [];
+  return (await sql<RecipientRow>`select message_id, address, kind, status, remote_reply, attempts, updated_at, delivered_at
+    from message_recipient where message_id = any(${messageIds}::varchar[])
+    order by message_id, case kind when 'to' then 0 when 'cc' then 1 else 2 end, id`.execute(db)).rows;
+}
+
+export async function attachmentsOf(db: Sql, messageIds: readonly string[]): Promise<AttachmentRow[]> {
+  if (messageIds.length === 0) return [];
+  return (await sql<AttachmentRow>`select id, message_id, filename, content_type, size_bytes from attachment
+    where message_id = any(${messageIds}::varchar[]) order by message_id, created_at, id`.execute(db)).rows;
+}

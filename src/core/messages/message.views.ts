@@ -1,0 +1,77 @@
+import { ms } from '../../storage/database.js';
+import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
+import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
+
+/** Where the raw RFC 5322 source of a message is served, when one was kept. */
+export const rawContentPath = (messageId: string): string => `/api/messages/${encodeURIComponent(messageId)}/raw`;
+
+export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary {
+  return {
+    messageId: r.id,
+    receiptId: r.id,
+    threadId: r.thread_id,
+    mailboxId: r.mailbox_id,
+    direction: r.direction,
+    subject: r.subject,
+    fromAddress: r.from_address,
+    fromDisplayName: r.from_display_name,
+    toAddress: r.to_addresses[0] ?? null,
+    mailboxAddress,
+    attachmentCount: r.attachment_count,
+    isRead: r.is_read,
+    readAtTs: ms(r.read_at),
+    createdAtTs: ms(r.created_at)!,
+    receivedAtTs: ms(r.received_at),
+    sentAtTs: ms(r.sent_at),
+  };
+}
+
+function toDelivery(r: RecipientRow): DeliveryView {
+  return {
+    address: r.address,
+    kind: r.kind as DeliveryView['kind'],
+    status: r.status,
+    remoteReply: r.remote_reply,
+    attempts: r.attempts,
+    updatedAtTs: ms(r.updated_at)!,
+    deliveredAtTs: ms(r.delivered_at),
+  };
+}
+
+const toAttachment = (r: AttachmentRow): AttachmentView => ({
+  attachmentId: r.id, filename: r.filename, contentType: r.content_type, sizeBytes: Number(r.size_bytes),
+});
+
+/**
+ * The detail of one message, given that message's own recipient and attachment rows. Bcc of inbound mail is never shown (a Bcc'd copy must not reveal
+ * the other hidden recipients); outbound Bcc and deliveries are shown because the reader is
+ * always the sending mailbox itself or its domain.
+ */
+export function toDetail(r: DetailRow, recipients: readonly RecipientRow[] = [], attachments: readonly AttachmentRow[] = []): MessageDetail {
+  const outbound = r.direction === 'outbound';
+  return {
+    ...toSummary(r, r.owner_address),
+    toAddresses: r.to_addresses,
+    ccAddresses: r.cc_addresses,
+    bccAddresses: outbound ? r.bcc_addresses : [],
+    bodyText: r.body_text,
+    bodyHtml: r.body_html,
+    bodyFormat: r.body_format as MessageDetail['bodyFormat'],
+    rawContentPath: r.raw_blob_key ? rawContentPath(r.id) : null,
+    inReplyToMessageId: r.in_reply_to_message_id,
+    attachments: attachments.map(toAttachment),
+    deliveryStatus: outbound ? ((r.delivery_status ?? 'queued') as MessageDetail['deliveryStatus']) : null,
+    deliveries: outbound ? recipients.map(toDelivery) : [],
+  };
+}
+
+/** Groups rows by message id, for building many details from two batched queries. */
+export function byMessage<T extends { message_id: string }>(rows: readonly T[]): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = map.get(row.message_id);
+    if (list) list.push(row);
+    else map.set(row.message_id, [row]);
+  }
+  return map;
+}

@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import { MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
+import type { TestServer } from './harness.js';
+import { createTenants, mintToken, seedMessage, setMailboxPassword, type Tenants } from './tenants.js';
+
+/**
+ * How to build one valid request per HTTP route, for the authorization matrix. Every request
+ * acts on mailbox A1 of domain X (see tenants.ts). A route in `allRoutes` without an entry here
+ * fails the matrix, so no route ships without its row.
+ *
+ * Where the spec leaves the mailbox selection of a domain token open, these fixtures follow its
+ * general rule ("where a domain token acts on a mailbox, mailboxAddress is sent explicitly"):
+ * list, bulk, send, reply and upload carry mailboxAddress; calls naming a message or thread by id
+ * do not, because the id already determines the mailbox.
+ */
+
+export interface MatrixWorld {
+  server: TestServer;
+  t: Tenants;
+  /** A1's login password. */
+  password: string;
+}
+
+/** The token a row calls with; fixtures that create child tokens stay inside its scopes. */
+export interface FixtureCaller { kind: TokenKind; scopes: readonly Scope[] }
+
+export interface RouteRequest {
+  path: string;
+  query?: Record<string, string>;
+  json?: unknown;
+  form?: () => FormData;
+}
+
+export interface RouteFixture {
+  /** A valid request, built afresh per row so destructive calls each get their own object. */
+  build(w: MatrixWorld, caller: FixtureCaller): Promise<RouteRequest>;
+  /**
+   * What a domain token of another domain (Y) gets: 404 where the request names an object or a
+   * mailbox of X by id or address; a route that only reads the caller's own domain succeeds.
+   */
+  foreignDomain: 403 | 404 | 'success';
+}
+
+export const routeKey = (r: { method: string; path: string }): string => `${r.method} ${r.path}`;
+
+export async function createMatrixWorld(server: TestServer): Promise<MatrixWorld> {
+  const t = await createTenants(server);
+  const password = 'correct horse battery staple';
+  await setMailboxPassword(server, t.A1.mailboxId, password);
+  return { server, t, password };
+}
+
+const fresh = (): string => randomBytes(4).toString('hex');
+const asDomain = (c: FixtureCaller, w: MatrixWorld) => (c.kind === 'domain' ? { mailboxAddress: w.t.A1.address } : {});
+const message = (w: MatrixWorld) => seedMessage(w.server, w.t.A1);
+/** A later, narrow token of A1 that any TokenManage caller may manage, reveal included (scopes ⊆, expiry ≤). */
+const targetToken = (w: MatrixWorld) => mintToken(w.server, {
+  kind: 'mailbox', domainId: w.t.X.domainId, mailboxId: w.t.A1.mailboxId, scopes: ['TokenManage'],
+  expiresAt: new Date(w.server.runtime.services.clock.now().getTime() + 3_600_000),
+});
+/** A child scope the caller holds (so creation succeeds whichever scope the row removed). */
+const grantable = (c: FixtureCaller): Scope[] => [c.scopes.find((s) => MAILBOX_TOKEN_SCOPES.includes(s))!];
+const domainTokens = (w: MatrixWorld) => `/api/domain/mailboxes/${w.t.A1.mailboxId}/access-tokens`;
+
+export const routeFixtures: Record<string, RouteFixture> = {
+  // ---- mailboxes ----
+  'POST /api/mailboxes': {
+    build: async (w) => ({ path: '/api/mailboxes', json: { address: `m${fresh()}@${w.t.X.name}`, displayName: 'M' } }),
+    foreignDomain: 403, // creating under X with Y's token: DOMAIN_FORBIDDEN, nothing of X is named
+  },
+
+  // ---- messages ----
+  'GET /api/messages': {
+    build: async (w, c) => { await message(w); return { path: '/api/messages', query: { ...asDomain(c, w), limit: '10' } }; },
+    foreignDomain: 404,
+  },
+  'GET /api/messages/:messageId': {
+    build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}` }),
+    foreignDomain: 404,
+  },
+  'PUT /api/messages/:messageId/read-state': {
+    build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}/read-state`, json: { isRead: true } }),
+    foreignDomain: 404,
+  },
+  'POST /api/messages/bulk-read-state': {
+    build: async (w, c) => ({ path: '/api/messages/bulk-read-state', json: { ...asDomain(c, w), ids: [(await message(w)).messageId], isRead: true } }),
+    foreignDomain: 404,
+  },
+  'DELETE /api/messages/:messageId': {
+    build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}` }),
+    foreignDomain: 404,
+  },
+  'POST /api/messages/bulk-delete': {
+    build: async (w, c) => ({ path: '/api/messages/bulk-delete', json: { ...asDomain(c, w), ids: [(await message(w)).messageId] } }),
+    foreignDomain: 404,
+  },
+  'GET /api/threads/:threadId': {
+    build: async (w) => ({ path: `/api/threads/${(await message(w)).threadId}` }),
+    foreignDomain: 404,
+  },
+
+  // ---- send and attachments ----
+  'POST /api/messages/send': {
+    build: async (w) => ({ path: '/api/messages/send', json: { mailboxAddress: w.t.A1.address, toAddress: 'someone@remote.example', subject: 'Hi', bodyText: 'Hello' } }),
+    foreignDomain: 404,
+  },
+  'POST /api/messages/:messageId/reply': {
+    build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}/reply`, json: { mailboxAddress: w.t.A1.address, subject: 'Re: Seeded', bodyText: 'Thanks' } }),
+    foreignDomain: 404,
+  },
+  'POST /api/messages/attachments': {
+    build: async (w) => ({
+      path: '/api/messages/attachments',
+      form: () => {
+        const f = new FormData();
+        f.set('mailboxAddress', w.t.A1.address);
+        f.set('file', new Blob(['hello'], { type: 'text/plain' }), 'hello.txt');
+        return f;
+      },
+    }),
+    foreignDomain: 404,
+  },
+
+  // ---- token self-governance (mailbox token only: a foreign domain token is a 403 by kind) ----
+  'GET /api/mailbox/access-tokens': { build: async () => ({ path: '/api/mailbox/access-tokens' }), foreignDomain: 403 },
+  'POST /api/mailbox/access-tokens': {
+    build: async (_w, c) => ({ path: '/api/mailbox/access-tokens', json: { tokenName: `t${fresh()}`, scopes: grantable(c) } }),
+    foreignDomain: 403,
+  },
+  'POST /api/mailbox/access-tokens/:tokenId/reveal': {
+    build: async (w) => ({ path: `/api/mailbox/access-tokens/${(await targetToken(w)).tokenId}/reveal` }),
+    foreignDomain: 403,
+  },
+  'POST /api/mailbox/access-tokens/:tokenId/disable': {
+    build: async (w) => ({ path: `/api/mailbox/access-tokens/${(await targetToken(w)).tokenId}/disable` }),
+    foreignDomain: 403,
+  },
+  'DELETE /api/mailbox/access-tokens/:tokenId': {
+    build: async (w) => ({ path: `/api/mailbox/access-tokens/${(await targetToken(w)).tokenId}` }),
+    foreignDomain: 403,
+  },
+
+  // ---- domain governance ----
+  'GET /api/domain/mailboxes': { build: async () => ({ path: '/api/domain/mailboxes', query: { limit: '5' } }), foreignDomain: 'success' },
+  'POST /api/domain/mailboxes': {
+    build: async (w) => ({ path: '/api/domain/mailboxes', json: { address: `d${fresh()}@${w.t.X.name}` } }),
+    foreignDomain: 403,
+  },
+  'POST /api/domain/mailboxes/:mailboxId/password': {
+    // A2, so A1's login password (the login row) stays valid.
+    build: async (w) => ({ path: `/api/domain/mailboxes/${w.t.A2.mailboxId}/password`, json: { password: `pw-${fresh()}-long` } }),
+    foreignDomain: 404,
+  },
+  'GET /api/domain/mailboxes/:mailboxId/access-tokens': { build: async (w) => ({ path: domainTokens(w) }), foreignDomain: 404 },
+  'POST /api/domain/mailboxes/:mailboxId/access-tokens': {
+    build: async (w, c) => ({ path: domainTokens(w), json: { tokenName: `t${fresh()}`, scopes: grantable(c) } }),
+    foreignDomain: 404,
+  },
+  'POST /api/domain/mailboxes/:mailboxId/access-tokens/:tokenId/reveal': {
+    build: async (w) => ({ path: `${domainTokens(w)}/${(await targetToken(w)).tokenId}/reveal` }),
+    foreignDomain: 404,
+  },
+  'POST /api/domain/mailboxes/:mailboxId/access-tokens/:tokenId/disable': {
+    build: async (w) => ({ path: `${domainTokens(w)}/${(await targetToken(w)).tokenId}/disable` }),
+    foreignDomain: 404,
+  },
+  'DELETE /api/domain/mailboxes/:mailboxId/access-tokens/:tokenId': {
+    build: async (w) => ({ path: `${domainTokens(w)}/${(await targetToken(w)).tokenId}` }),
+    foreignDomain: 404,
+  },
+
+  // ---- password login (no bearer token) ----
+  'POST /api/mailbox/auth/login/password': {
+    build: async (w) => ({ path: '/api/mailbox/auth/login/password', json: { mailboxAddress: w.t.A1.address, password: w.password } }),
+    foreignDomain: 'success',
+  },
+};
+
+/** Sends a fixture request with an optional Authorization header value. */
+export async function send(server: TestServer, method: string, req: RouteRequest, authorization?: string): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (authorization !== undefined) headers.authorization = authorization;
+  let body: BodyInit | undefined;
+  if (req.form) body = req.form();
+  else if (req.json !== undefined) {
+    body = JSON.stringify(req.json);
+    headers['content-type'] = 'application/json';
+  }
+  const qs = req.query && Object.keys(req.query).length ? `?${new URLSearchParams(req.query)}` : '';
+  const res = await fetch(`${server.url}${req.path}${qs}`, { method, headers, body });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
