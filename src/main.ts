@@ -7,14 +7,18 @@ import { createLogger, type Logger } from './core/logger.js';
 import { systemClock, type Clock } from './core/time.js';
 import { createServices, type Services } from './core/services.js';
 import { loadServerKey } from './core/keys/server-key.js';
-import { InProcessEventBus } from './core/events/event-bus.js';
 import { OutboxWorker } from './core/delivery/outbox-worker.js';
 import { startResourceDirectory } from './core/resources/resource-runtime.js';
 import { openOrm, migrate, type Orm } from './storage/orm.js';
 import { Database } from './storage/database.js';
 import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
 import { PgBlobStore } from './storage/blobs/pg-blob-store.js';
+import { createEventBus } from './storage/redis/event-bus-factory.js';
 import { createHttpApp } from './channels/http/app.js';
+import { createMcpRouter } from './channels/mcp/index.js';
+import { startRealtime } from './channels/realtime/index.js';
+import { startSmtpServers } from './channels/smtp/index.js';
+import { createMetrics } from './telemetry/metrics.js';
 import { currentTraceId, startTracing } from './telemetry/tracing.js';
 
 export const ROLES = ['api', 'smtp', 'realtime', 'worker'] as const;
@@ -23,8 +27,10 @@ export type Role = (typeof ROLES)[number];
 export interface Runtime {
   services: Services;
   orm: Orm;
-  /** Bound HTTP port when the api role runs (0 in config picks a free one). */
+  /** Bound HTTP port when the api or realtime role runs (0 in config picks a free one). */
   httpPort: number | null;
+  /** Bound SMTP ports when the smtp role runs. */
+  smtpPorts: { submission: number | null; mx: number | null };
   close(): Promise<void>;
 }
 
@@ -72,7 +78,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   redis?.on('error', (err) => log.warn('redis.error', { message: err.message }));
   const blobs = config.blobStore === 'postgres' ? new PgBlobStore(db) : new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  const bus = new InProcessEventBus();
+  const bus = createEventBus(redis);
   const serverKey = loadServerKey(config.MAILBOX_SECRET_KEY, config.dataDir);
   const services = createServices({ config, log, clock, db, blobs, bus, redis, serverKey });
   services.usage.start();
@@ -80,13 +86,31 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const closers: Array<() => Promise<void>> = [];
   let httpPort: number | null = null;
 
-  if (roles.includes('api')) {
-    const app = createHttpApp(services);
+  // One HTTP server carries the API + MCP (api role) and Socket.IO (realtime role); a process
+  // with only the realtime role still serves /healthz, /readyz and /metrics on it.
+  if (roles.includes('api') || roles.includes('realtime')) {
+    const metrics = createMetrics(services);
+    const app = createHttpApp(services, {
+      apiRoutes: roles.includes('api'),
+      extraRouters: roles.includes('api') ? [createMcpRouter(services)] : [],
+      middlewares: [metrics.middleware],
+      metrics,
+    });
     const server = http.createServer(app.callback());
     server.keepAliveTimeout = 65_000;
+    if (roles.includes('realtime')) {
+      const hub = await startRealtime(services, server);
+      closers.push(() => hub.close());
+    }
     httpPort = await listen(server, config.PORT, config.HOST, 'PORT');
-    log.info('http.listening', { port: httpPort });
+    log.info('http.listening', { port: httpPort, roles });
     closers.push(() => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  }
+  let smtpPorts: Runtime['smtpPorts'] = { submission: null, mx: null };
+  if (roles.includes('smtp')) {
+    const smtp = await startSmtpServers(services);
+    smtpPorts = smtp.ports;
+    closers.push(() => smtp.close());
   }
   if (roles.includes('worker')) {
     const worker = new OutboxWorker(services, { pollIntervalMs: config.WORKER_POLL_INTERVAL, leaseMs: config.WORKER_LEASE, workerId: `${hostname()}:${process.pid}` });
@@ -104,6 +128,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     services,
     orm,
     httpPort,
+    smtpPorts,
     async close() {
       clearInterval(sweeper);
       for (const close of closers.reverse()) await close().catch((err) => log.warn('shutdown.error', { err }));

@@ -9,10 +9,17 @@ import { envelope, envelopeMiddleware } from './envelope.js';
 import type { RouteSpec } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { buildOpenApi } from './openapi.js';
+import { RawResponse } from './route.js';
 
 export interface HttpAppOptions {
-  /** Extra routes mounted outside /api (health, metrics, MCP …), added by other modules. */
+  /** Mount the /api routes (api role); false serves only health, readiness and metrics. */
+  apiRoutes?: boolean;
+  /** Extra routers (MCP …), mounted after the envelope middleware. */
   extraRouters?: Router[];
+  /** Middlewares run inside the envelope for every request (metrics …). */
+  middlewares?: Koa.Middleware[];
+  /** Renders GET /metrics (Prometheus text format). */
+  metrics?: { render(): Promise<string> };
 }
 
 /** Pulls the bearer token from the Authorization header (never from the URL). */
@@ -46,6 +53,7 @@ function issueCode(field: string) {
 export function createHttpApp(services: Services, options: HttpAppOptions = {}): Koa {
   const app = new Koa({ proxy: services.config.TRUST_PROXY });
   app.use(envelopeMiddleware(services.log));
+  for (const middleware of options.middlewares ?? []) app.use(middleware);
 
   const router = new Router();
   router.get('/healthz', (ctx) => {
@@ -64,6 +72,14 @@ export function createHttpApp(services: Services, options: HttpAppOptions = {}):
     ctx.status = ready ? 200 : 503;
     ctx.body = envelope(ctx.status, { ready, checks }, ready ? null : 'A dependency is unreachable.');
   });
+  if (options.metrics) {
+    const metrics = options.metrics;
+    router.get('/metrics', async (ctx) => {
+      // Prometheus text exposition format, not the envelope: scrapers expect it bare.
+      ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
+      ctx.body = await metrics.render();
+    });
+  }
   const openapi = buildOpenApi(allRoutes);
   router.get('/api/openapi.json', (ctx) => {
     ctx.body = openapi;
@@ -73,7 +89,7 @@ export function createHttpApp(services: Services, options: HttpAppOptions = {}):
     json: true, multipart: false, urlencoded: false, text: false,
     jsonLimit: services.config.MAX_JSON_BYTES, jsonStrict: true, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
-  for (const spec of allRoutes) mount(router, spec, services, json);
+  if (options.apiRoutes !== false) for (const spec of allRoutes) mount(router, spec, services, json);
 
   for (const extra of options.extraRouters ?? []) app.use(extra.routes()).use(extra.allowedMethods({ throw: true }));
   app.use(router.routes());
@@ -107,6 +123,15 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     const data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
     if (spec.noStore) ctx.set('Cache-Control', 'no-store');
     ctx.status = spec.status;
+    // Downloads answer the bytes themselves (raw message, attachment); errors still use the envelope.
+    if (data instanceof RawResponse) {
+      ctx.type = data.contentType;
+      if (data.contentDisposition) ctx.set('Content-Disposition', data.contentDisposition);
+      if (data.sizeBytes !== undefined) ctx.length = data.sizeBytes;
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.body = data.body;
+      return;
+    }
     ctx.body = envelope(spec.status, data ?? null);
   });
 }

@@ -45,3 +45,13 @@ export interface RouteSpec<P = any, Q = any, B = any> {
 }
 
 export const route = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;
+
+/** A handler result sent as bytes instead of the envelope (downloads). */
+export class RawResponse {
+  constructor(
+    readonly body: import('node:stream').Readable | Buffer,
+    readonly contentType: string,
+    readonly contentDisposition?: string,
+    readonly sizeBytes?: number,
+  ) {}
+}
