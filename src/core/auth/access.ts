@@ -41,10 +41,9 @@ export async function resolveMailbox(db: Database, principal: Principal, mailbox
       const address = parseMailboxAddress(mailboxAddress);
       if (address !== principal.mailboxAddress) throw new AppError('MAILBOX_ADDRESS_FORBIDDEN');
     }
-    const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
-      from mailbox where id = ${principal.mailboxId} and disabled_at is null`);
-    if (!row) throw new AppError('UNAUTHENTICATED');
-    return toRef(row);
+    // authenticate() read the mailbox with the token and refused a disabled one.
+    if (!principal.mailbox) throw new AppError('UNAUTHENTICATED');
+    return principal.mailbox;
   }
   if (mailboxAddress === undefined || mailboxAddress === null || mailboxAddress === '') throw new AppError('MAILBOX_ADDRESS_REQUIRED');
   const address = parseMailboxAddress(mailboxAddress);

@@ -9,6 +9,8 @@ export interface Principal {
   /** Set for mailbox tokens only. */
   readonly mailboxId: string | null;
   readonly mailboxAddress: string | null;
+  /** The bound mailbox of a mailbox token, read with the token (saves a query per request). */
+  readonly mailbox: MailboxRef | null;
   readonly scopes: ReadonlySet<Scope>;
   readonly expiresAt: Date | null;
 }

@@ -11,8 +11,8 @@ import type { Clock } from '../time.js';
 import { targetVisibility } from './message.access.js';
 import { applyReadState, applySoftDelete, type ChangeOutcome } from './message.changes.js';
 import {
-  attachmentsOf, countMessages, findMessage, findThread, lockMessages, pageQuery, recipientsOf, threadMessages,
-  type DetailRow, type LockedRow,
+  attachmentsOf, findMessage, findThread, lockMessages, pageQuery, recipientsOf, threadMessages,
+  totalOf, type DetailRow, type LockedRow, type PageRow, type SummaryRow,
 } from './message.store.js';
 import { byMessage, toDetail, toSummary } from './message.views.js';
 import type {
@@ -43,8 +43,9 @@ export class MessageService {
     // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
     const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}`;
     const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
-    const rows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1));
-    const totalCount = await countMessages(this.db.db, mailbox.id, input.direction);
+    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1));
+    const totalCount = totalOf(pageRows[0], input.direction);
+    const rows = pageRows.filter((r): r is PageRow & SummaryRow => r.id !== null);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];
     return {
@@ -145,7 +146,8 @@ export class MessageService {
 
   /** Details of many messages with two batched look-ups (recipients, attachments). */
   private async details(rows: readonly DetailRow[]): Promise<MessageDetail[]> {
-    const ids = rows.map((r) => r.id);
+    // Only look up what can exist: recipients of outbound mail, attachments where counted.
+    const ids = rows.filter((r) => r.attachment_count > 0).map((r) => r.id);
     const outboundIds = rows.filter((r) => r.direction === 'outbound').map((r) => r.id);
     const [recipients, attachments] = await Promise.all([recipientsOf(this.db.db, outboundIds), attachmentsOf(this.db.db, ids)]);
     const recipientsBy = byMessage(recipients);

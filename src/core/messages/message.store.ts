@@ -57,24 +57,29 @@ function visible(v: Visibility) {
 
 export interface PagePosition { t: number; i: string }
 
+/** A page row: the summary columns (null on the one row of an empty page) and the mailbox counters. */
+export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & { inbound_count: string | number; outbound_count: string | number };
+
 /**
- * One keyset page, newest first. The predicates match the partial indexes message_list_idx /
- * message_list_dir_idx exactly (mailbox [, direction], created_at desc, id desc where not
- * deleted), and the row comparison is an index condition, so a page is one index range scan.
+ * One keyset page, newest first, and the mailbox counters for totalCount, in one round trip.
+ * The inner predicates match the partial indexes message_list_idx / message_list_dir_idx exactly
+ * (mailbox [, direction], created_at desc, id desc where not deleted), and the row comparison is
+ * an index condition, so a page is one index range scan whatever the mailbox size. An empty page
+ * still yields one row (the counters, summary columns null).
  */
 export function pageQuery(mailboxId: string, direction: Direction | undefined, after: PagePosition | null, limit: number) {
-  return sql<SummaryRow>`select ${SUMMARY_COLUMNS} from message m
-    where m.mailbox_id = ${mailboxId} and m.deleted_at is null
-      ${direction ? sql`and m.direction = ${direction}` : sql``}
-      ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}
-    order by m.created_at desc, m.id desc
-    limit ${limit}`;
+  return sql<PageRow>`select mb.inbound_count, mb.outbound_count, p.* from mailbox mb left join lateral (
+      select ${SUMMARY_COLUMNS} from message m
+      where m.mailbox_id = mb.id and m.deleted_at is null
+        ${direction ? sql`and m.direction = ${direction}` : sql``}
+        ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}
+      order by m.created_at desc, m.id desc
+      limit ${limit}) p on true
+    where mb.id = ${mailboxId}`;
 }
 
-/** O(1) totalCount from the mailbox counters; never a count(*) over messages. */
-export async function countMessages(db: Sql, mailboxId: string, direction: Direction | undefined): Promise<number> {
-  const row = (await sql<{ inbound_count: string | number; outbound_count: string | number }>`select inbound_count, outbound_count
-    from mailbox where id = ${mailboxId}`.execute(db)).rows[0];
+/** totalCount from one page row's counters, for the direction filter. */
+export function totalOf(row: PageRow | undefined, direction: Direction | undefined): number {
   if (!row) return 0;
   const inbound = Number(row.inbound_count);
   const outbound = Number(row.outbound_count);

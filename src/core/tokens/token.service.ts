@@ -10,6 +10,7 @@ import { checkTokenFormat, hashToken, mintTokenPlaintext, tokenDisplayPrefix } f
 import { type Scope, type TokenKind, MAILBOX_TOKEN_SCOPES } from './scopes.js';
 import type { CreateTokenInput } from './token.schemas.js';
 import type { UsageRecorder } from './usage-recorder.js';
+import { AuthCache } from './auth-cache.js';
 
 // Defined with the other wire shapes; re-exported because callers import it from here.
 export { createTokenInputSchema, type CreateTokenInput } from './token.schemas.js';
@@ -48,7 +49,7 @@ type TokenRow = {
 /** The owner whose tokens a governance call manages, and the token it acts with. */
 export interface Governance { mailboxId: string; caller: Principal; onlyLaterThanCaller: boolean }
 
-export interface TokenServiceOptions { revealWindowMs: number; defaultTtlMs: number }
+export interface TokenServiceOptions { revealWindowMs: number; defaultTtlMs: number; authCacheTtlMs?: number }
 
 /**
  * Minting, authentication and governance of access tokens. Every channel authenticates through
@@ -63,28 +64,47 @@ export class TokenService {
     private readonly usage: UsageRecorder,
     private readonly log: Logger,
     private readonly options: TokenServiceOptions,
-  ) {}
+  ) {
+    this.authCache = new AuthCache(options.authCacheTtlMs ?? 0);
+  }
+
+  private readonly authCache: AuthCache;
 
   /** Verifies a presented token; any failure is the same 401 (spec: invalid, expired or disabled). */
   async authenticate(plaintext: string | undefined | null, remoteIp: string | null): Promise<Principal> {
     if (!plaintext) throw new AppError('UNAUTHENTICATED', 'Missing access token.');
     const kind = checkTokenFormat(plaintext);
     if (!kind) throw new AppError('UNAUTHENTICATED', 'Malformed access token.');
+    const hash = hashToken(plaintext);
+    const now = this.clock.now();
+    const principal = this.authCache.get(hash) ?? (await this.loadPrincipal(hash, kind));
+    if (principal.expiresAt && principal.expiresAt <= now) throw new AppError('UNAUTHENTICATED', 'This access token has expired.');
+    this.authCache.set(hash, principal);
+    this.usage.record(principal.tokenId, remoteIp, now);
+    return principal;
+  }
+
+  /** Drops cached principals: one token (disabled or deleted here) or all (bulk disable). */
+  forgetCached(tokenId?: string): void {
+    if (tokenId) this.authCache.forgetToken(tokenId);
+    else this.authCache.clear();
+  }
+
+  private async loadPrincipal(hash: string, kind: TokenKind): Promise<Principal> {
     const row = await this.db.one(sql<{
       id: string; kind: TokenKind; domain_id: string; domain_name: string; mailbox_id: string | null;
-      mailbox_address: string | null; scopes: Scope[]; expires_at: string | null; disabled_at: string | null;
+      mailbox_address: string | null; mailbox_display_name: string | null; mailbox_rate: number | null;
+      scopes: Scope[]; expires_at: string | null; disabled_at: string | null;
       domain_disabled: boolean; mailbox_disabled: boolean;
     }>`select t.id, t.kind, t.domain_id, d.name as domain_name, t.mailbox_id, m.address as mailbox_address,
+        m.display_name as mailbox_display_name, m.send_rate_limit_per_minute as mailbox_rate,
         t.scopes, t.expires_at, t.disabled_at, d.disabled_at is not null as domain_disabled,
         coalesce(m.disabled_at is not null, false) as mailbox_disabled
       from access_token t join domain d on d.id = t.domain_id left join mailbox m on m.id = t.mailbox_id
-      where t.token_hash = ${hashToken(plaintext)}`);
-    const now = this.clock.now();
+      where t.token_hash = ${hash}`);
     if (!row || row.kind !== kind) throw new AppError('UNAUTHENTICATED', 'Unknown access token.');
     if (row.disabled_at) throw new AppError('UNAUTHENTICATED', 'This access token is disabled.');
-    if (row.expires_at && new Date(row.expires_at) <= now) throw new AppError('UNAUTHENTICATED', 'This access token has expired.');
     if (row.domain_disabled || row.mailbox_disabled) throw new AppError('UNAUTHENTICATED', 'The mailbox or domain of this token is disabled.');
-    this.usage.record(row.id, remoteIp, now);
     return {
       tokenId: row.id,
       kind: row.kind,
@@ -92,6 +112,9 @@ export class TokenService {
       domainName: row.domain_name,
       mailboxId: row.mailbox_id,
       mailboxAddress: row.mailbox_address,
+      mailbox: row.mailbox_id && row.mailbox_address
+        ? { id: row.mailbox_id, address: row.mailbox_address, domainId: row.domain_id, displayName: row.mailbox_display_name ?? '', sendRateLimitPerMinute: row.mailbox_rate }
+        : null,
       scopes: new Set(row.scopes),
       expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     };
@@ -188,6 +211,7 @@ export class TokenService {
     // Disabling also erases the ciphertext: a disabled token is never revealable again.
     const row = await this.db.one(sql<TokenRow>`update access_token set disabled_at = coalesce(disabled_at, ${now}),
       plaintext_cipher = null where id = ${tokenId} returning *`);
+    this.forgetCached(tokenId);
     this.log.info('token.disabled', { tokenId, byTokenId: g.caller.tokenId });
     return this.view(row!);
   }
@@ -195,6 +219,7 @@ export class TokenService {
   async remove(g: Governance, tokenId: string): Promise<{ tokenId: string; deleted: true }> {
     await this.find(g, tokenId);
     await this.db.rows(sql`delete from access_token where id = ${tokenId}`);
+    this.forgetCached(tokenId);
     this.log.info('token.deleted', { tokenId, byTokenId: g.caller.tokenId });
     return { tokenId, deleted: true };
   }
@@ -216,6 +241,8 @@ export class TokenService {
     } else {
       await sql`update access_token set disabled_at = ${now}, plaintext_cipher = null where domain_id = ${owner.domainId} and kind = ${owner.kind} and disabled_at is null`.execute(trx);
     }
+    // Bulk disable (declared resource deleted): every cached principal may be affected.
+    this.forgetCached();
   }
 
   private laterClause(g: Governance) {
