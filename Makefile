@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test test-postgres test-pglite bench lint clean services
+.PHONY: install build run test test-postgres test-pglite test-k8s bench lint clean services
 
 install: node_modules/.installed
 
@@ -15,7 +15,7 @@ node_modules/.installed: package.json package-lock.json
 
 build: install dist/.built
 
-dist/.built: $(shell find src bench -name '*.ts' 2>/dev/null) tsconfig.json
+dist/.built: $(shell find src bench operator -name '*.ts' 2>/dev/null) tsconfig.json
 	tsc -p tsconfig.json
 	@touch $@
 
@@ -30,11 +30,16 @@ test: install services
 test-postgres: install services
 	MAILBOX_TEST_ENGINE=postgres vitest run
 
+test-k8s: install services
+	vitest run --project k8s
+
 test-pglite: install
 	MAILBOX_TEST_ENGINE=pglite vitest run
 
 bench: build services
 	node dist/bench/http/run.js
+	node dist/bench/smtp/run.js
+	node dist/bench/realtime/run.js
 
 lint: install
 	tsc -p tsconfig.json --noEmit

@@ -9,12 +9,26 @@ export default defineConfig({
     projects: [
       // Pure rules (no storage): run once.
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      // Kubernetes: one API server (real kube-apiserver, else a stand-in; see test/k8s/support/cluster.ts)
+      // shared by every file, on PostgreSQL (so not with MAILBOX_TEST_ENGINE=pglite); about a minute.
+      // `make test-k8s` runs only this project.
+      ...(engines.includes('postgres') ? [{
+        extends: true,
+        test: {
+          name: 'k8s',
+          include: ['test/k8s/**/*.test.ts'],
+          globalSetup: ['test/k8s/support/global-setup.ts'],
+          env: { MAILBOX_TEST_ENGINE: 'postgres' },
+          testTimeout: 90_000,
+          hookTimeout: 120_000,
+        },
+      }] : []),
       ...engines.map((engine) => ({
       extends: true,
       test: {
         name: engine,
         include: ['test/**/*.test.ts'],
-        exclude: ['test/unit/**'],
+        exclude: ['test/unit/**', 'test/k8s/**'],
         env: { MAILBOX_TEST_ENGINE: engine },
         testTimeout: 30_000,
         hookTimeout: 60_000,

@@ -9,7 +9,8 @@ import { startTracing, stopTracing } from './telemetry/tracing.js';
 const USAGE = `usage: mailbox <command>
   serve [--roles api,smtp,realtime,worker]   run the service (default: every role)
   migrate                                    apply pending database migrations and exit
-  apply -f <file|dir>                        apply Domain/Mailbox manifests once and exit`;
+  apply -f <file|dir>                        apply Domain/Mailbox manifests once and exit
+  operator                                   reconcile Domain/Mailbox custom resources in Kubernetes`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -44,6 +45,12 @@ async function main(argv: string[]): Promise<number> {
       const summary = await applyManifestsOnce(config, path.resolve(values.file));
       console.log(summary);
       return 0;
+    }
+    case 'operator': {
+      // Loaded only here: the other commands never load the Kubernetes client.
+      const { runOperatorCommand } = await import('../operator/src/operator-command.js');
+      await runOperatorCommand(config);
+      return -1; // keep running
     }
     default:
       console.error(USAGE);

@@ -9,6 +9,7 @@ import { createServices, type Services } from './core/services.js';
 import { loadServerKey } from './core/keys/server-key.js';
 import { OutboxWorker } from './core/delivery/outbox-worker.js';
 import { startResourceDirectory } from './core/resources/resource-runtime.js';
+import { startEventSweeper } from './core/events/event-sweeper.js';
 import { openOrm, migrate, type Orm } from './storage/orm.js';
 import { Database } from './storage/database.js';
 import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
@@ -78,7 +79,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   redis?.on('error', (err) => log.warn('redis.error', { message: err.message }));
   const blobs = config.blobStore === 'postgres' ? new PgBlobStore(db) : new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  const bus = createEventBus(redis);
+  const bus = createEventBus(redis, log);
   const serverKey = loadServerKey(config.MAILBOX_SECRET_KEY, config.dataDir);
   const services = createServices({ config, log, clock, db, blobs, bus, redis, serverKey });
   services.usage.start();
@@ -87,8 +88,9 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   let httpPort: number | null = null;
 
   // One HTTP server carries the API + MCP (api role) and Socket.IO (realtime role); a process
-  // with only the realtime role still serves /healthz, /readyz and /metrics on it.
-  if (roles.includes('api') || roles.includes('realtime')) {
+  // with only the realtime role still serves /healthz, /readyz and /metrics on it, and so does an
+  // smtp or worker process with HEALTH_SERVER=true (their Kubernetes probes and scraping).
+  if (roles.includes('api') || roles.includes('realtime') || (config.HEALTH_SERVER && roles.length > 0)) {
     const metrics = createMetrics(services);
     const app = createHttpApp(services, {
       apiRoutes: roles.includes('api'),
@@ -98,13 +100,12 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     });
     const server = http.createServer(app.callback());
     server.keepAliveTimeout = 65_000;
-    if (roles.includes('realtime')) {
-      const hub = await startRealtime(services, server);
-      closers.push(() => hub.close());
-    }
+    const hub = roles.includes('realtime') ? await startRealtime(services, server) : null;
     httpPort = await listen(server, config.PORT, config.HOST, 'PORT');
     log.info('http.listening', { port: httpPort, roles });
     closers.push(() => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+    // Pushed last so it closes first: open websockets would otherwise hold server.close() forever.
+    if (hub) closers.push(() => hub.close());
   }
   let smtpPorts: Runtime['smtpPorts'] = { submission: null, mx: null };
   if (roles.includes('smtp')) {
@@ -116,6 +117,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     const worker = new OutboxWorker(services, { pollIntervalMs: config.WORKER_POLL_INTERVAL, leaseMs: config.WORKER_LEASE, workerId: `${hostname()}:${process.pid}` });
     worker.start();
     closers.push(() => worker.stop());
+    const eventSweeper = startEventSweeper(services.events, log);
+    closers.push(() => eventSweeper.stop());
   }
   if (config.MAILBOX_RESOURCES_DIR) {
     const watcher = await startResourceDirectory(services, path.resolve(config.MAILBOX_RESOURCES_DIR));

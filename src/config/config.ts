@@ -27,6 +27,34 @@ export const configSchema = z.object({
   SMTP_SUBMISSION_PORT: port.default(587),
   /** Inbound MX for hosted addresses. */
   SMTP_MX_PORT: port.default(25),
+  /** Name in SMTP greetings, Received headers and bounces; the host name when unset. */
+  SMTP_HOSTNAME: z.string().regex(/^[A-Za-z0-9.-]+$/).optional(),
+  /** STARTTLS certificate: a PEM file path or the PEM itself; a self-signed one is generated into the data dir when unset. */
+  SMTP_TLS_CERT: z.string().optional(),
+  /** Private key of SMTP_TLS_CERT: a PEM file path or the PEM itself. */
+  SMTP_TLS_KEY: z.string().optional(),
+  /** Offer and accept AUTH on submission before STARTTLS (development only). */
+  SMTP_ALLOW_INSECURE_AUTH: bool.default(false),
+  /** Largest message accepted over SMTP, counted on the bytes received (announced as SIZE). */
+  SMTP_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(36_700_160),
+  /** Concurrent SMTP connections per listener. */
+  SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
+  /** Concurrent SMTP connections from one client address per listener. */
+  SMTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(1).default(50),
+  /** An SMTP client silent this long is disconnected (RFC 5321 §4.5.3.2.7 suggests 5 minutes). */
+  SMTP_IDLE_TIMEOUT: durationMs.default(300_000),
+  /** Failed SMTP AUTH attempts per client address per 15 minutes before AUTH answers 454. */
+  SMTP_AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
+  /** smtp://user:pass@host:port (STARTTLS when offered) or smtps://… : the relay for external recipients. */
+  SMTP_RELAY_URL: z.string().url().optional(),
+  /** External delivery: `relay` (SMTP_RELAY_URL), `mx` (direct to the recipient's MX) or `none`; default relay when SMTP_RELAY_URL is set, else none. */
+  SMTP_DELIVERY: z.enum(['relay', 'mx', 'none']).optional(),
+  /** Port of remote MX hosts in SMTP_DELIVERY=mx. */
+  SMTP_DELIVERY_PORT: port.default(25),
+  /** A recipient still failing temporarily after this long fails for good and bounces. */
+  MAX_DELIVERY_AGE: durationMs.default(48 * 3_600_000),
+  /** DNS servers (comma list of ip[:port]) for SPF/DKIM/DMARC checks and MX lookups; the system resolver when unset. */
+  DNS_SERVERS: z.string().optional(),
   /** Embedded data: PGlite cluster, file blobs, generated server key, file secrets. */
   MAILBOX_DATA_DIR: z.string().default('./data'),
   /** postgres://… switches storage from embedded PGlite to PostgreSQL. */
@@ -43,6 +71,8 @@ export const configSchema = z.object({
   TOKEN_REVEAL_WINDOW: durationMs.default(86_400_000),
   /** Default and maximum lifetime of a token minted without expiresAtTs. */
   TOKEN_DEFAULT_TTL: durationMs.default(90 * 86_400_000),
+  /** How long a verified token is cached per process; a token disabled on another replica is refused within it. 0 disables. */
+  AUTH_CACHE_TTL: durationMs.default(500),
   /** Lifetime of the bootstrap token returned by mailbox creation. */
   BOOTSTRAP_TOKEN_TTL: durationMs.default(90 * 86_400_000),
   /** Sends per minute per mailbox unless a Domain or Mailbox resource says otherwise. */
@@ -57,6 +87,20 @@ export const configSchema = z.object({
   MAX_RECIPIENTS: z.coerce.number().int().min(1).default(100),
   /** Directory of Domain/Mailbox YAML manifests applied at start and on change. */
   MAILBOX_RESOURCES_DIR: z.string().optional(),
+  /** Serve /healthz, /readyz and /metrics on PORT also in processes without the api or realtime role (smtp, worker). */
+  HEALTH_SERVER: bool.default(false),
+  /** `mailbox operator`: port of its /healthz and /metrics. */
+  OPERATOR_PORT: port.default(8081),
+  /** `mailbox operator`: the one namespace whose Domains and Mailboxes it reconciles; all namespaces when unset. */
+  OPERATOR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name').optional(),
+  /** `mailbox operator`: namespace of the leader-election Lease (the chart sets the release namespace). */
+  OPERATOR_LEASE_NAMESPACE: z.string().default('default'),
+  /** `mailbox operator`: name of the leader-election Lease; replicas sharing it have one leader. */
+  OPERATOR_LEASE_NAME: z.string().default('mailbox-operator'),
+  /** `mailbox operator`: full relist and reconcile of everything (renews tokens, heals missed events). */
+  OPERATOR_RESYNC: durationMs.default(300_000),
+  /** `mailbox operator`: a kubeconfig file; in-cluster service account (or ~/.kube/config) when unset. */
+  KUBECONFIG: z.string().optional(),
   /** Roles this process serves (comma list). */
   MAILBOX_ROLES: z.string().default('api,smtp,realtime,worker'),
   /** How often the delivery worker polls for due outbox jobs when idle. */
@@ -65,6 +109,12 @@ export const configSchema = z.object({
   WORKER_LEASE: durationMs.default(60_000),
   /** Age of retained events before the sweeper removes them. */
   EVENT_RETENTION: durationMs.default(7 * 86_400_000),
+  /** Newest events kept per mailbox; older ones are swept even inside EVENT_RETENTION. */
+  EVENT_RETENTION_MAX_PER_MAILBOX: z.coerce.number().int().min(1).default(10_000),
+  /** Origins allowed to open the real-time connection (comma list, `*` any); no Origin and same-origin are always allowed. */
+  REALTIME_ALLOWED_ORIGINS: z.string().default(''),
+  /** Browser origins allowed on /mcp (comma list, `*` any); no Origin and same-origin are always allowed (MCP: DNS-rebinding defence). */
+  MCP_ALLOWED_ORIGINS: z.string().default(''),
   /** Log level: debug, info, warn, error. */
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** Trust X-Forwarded-For for the client address (behind a proxy or ingress). */

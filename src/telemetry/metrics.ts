@@ -1,7 +1,94 @@
 import type Koa from 'koa';
+import { Counter, Gauge } from 'prom-client';
 import type { Services } from '../core/services.js';
+import { sql, ms, num } from '../storage/database.js';
+import { toAppError } from '../channels/http/envelope.js';
+import { httpDuration, httpRequests, registry } from './metric-registry.js';
 
-/** Prometheus metrics: the /metrics route and request instrumentation. (Being built.) */
-export function createMetrics(_services: Services): { middleware: Koa.Middleware; render(): Promise<string> } {
-  return { middleware: async (_ctx, next) => next(), render: async () => '' };
+// Gauges computed when /metrics is scraped, from the database every replica shares: they are
+// cluster-wide values (every replica reports the same; aggregate with max(), not sum()).
+const queueDepth = new Gauge({
+  name: 'mailbox_outbox_queue_depth', help: 'Outbox jobs not yet finished: due (run_after passed) or scheduled (retry or lease pending)',
+  labelNames: ['state'] as const, registers: [registry],
+});
+const queueAge = new Gauge({
+  name: 'mailbox_outbox_queue_oldest_age_seconds', help: 'Age of the oldest unfinished outbox job (0 when none)', registers: [registry],
+});
+const eventLogLag = new Gauge({
+  name: 'mailbox_event_log_lag_seconds',
+  help: 'How far this process\'s live event feed (the event bus) trails the durable event log: newest logged event minus newest announced one',
+  registers: [registry],
+});
+const collectErrors = new Counter({
+  name: 'mailbox_metrics_collect_errors_total', help: 'Scrapes whose database gauges could not be read (the gauges keep their last value)', registers: [registry],
+});
+
+/** Bounded label values: a client cannot grow the series count with made-up methods or paths. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const SCRAPE_QUERY_TIMEOUT_MS = 2_000;
+
+/**
+ * Prometheus metrics for one HTTP server: request count and latency per route template (the
+ * router's pattern, `unmatched` otherwise, so ids in paths never become labels), and the render
+ * of GET /metrics, which first refreshes the database gauges (queue depth and age, event-log lag).
+ */
+export function createMetrics(services: Services): { middleware: Koa.Middleware; render(): Promise<string> } {
+  // The newest event this process heard announced; starts at the log's head (first scrape).
+  let newestAnnouncedMs: number | null = null;
+  services.bus.subscribe((event) => {
+    newestAnnouncedMs = Math.max(newestAnnouncedMs ?? 0, event.occurredAtTs);
+  });
+
+  const middleware: Koa.Middleware = async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    let status: number | undefined;
+    try {
+      await next();
+    } catch (err) {
+      // The envelope (outside) turns this into the response; record the status it will send.
+      status = toAppError(err).status;
+      throw err;
+    } finally {
+      const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
+      const method = METHODS.has(ctx.method) ? ctx.method : 'OTHER';
+      httpRequests.inc({ route, method, status: String(status ?? ctx.status) });
+      httpDuration.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+
+  async function refreshDatabaseGauges(): Promise<void> {
+    const now = services.clock.now();
+    const [jobs, events] = await Promise.all([
+      services.db.one(sql<{ due: unknown; scheduled: unknown; oldest: unknown }>`
+        select count(*) filter (where run_after <= ${now}) as due, count(*) filter (where run_after > ${now}) as scheduled, min(created_at) as oldest
+        from outbox_job where status = 'pending'`),
+      services.db.one(sql<{ newest: unknown }>`select max(occurred_at) as newest from mailbox_event`),
+    ]);
+    queueDepth.set({ state: 'due' }, num(jobs?.due));
+    queueDepth.set({ state: 'scheduled' }, num(jobs?.scheduled));
+    const oldest = ms(jobs?.oldest);
+    queueAge.set(oldest === null ? 0 : Math.max(0, (now.getTime() - oldest) / 1000));
+    const newestLogged = ms(events?.newest);
+    newestAnnouncedMs ??= newestLogged ?? 0;
+    eventLogLag.set(newestLogged === null ? 0 : Math.max(0, (newestLogged - newestAnnouncedMs) / 1000));
+  }
+
+  return {
+    middleware,
+    async render() {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        // A scrape must answer even while the database is slow or down (process metrics still matter).
+        await Promise.race([
+          refreshDatabaseGauges(),
+          new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), SCRAPE_QUERY_TIMEOUT_MS); }),
+        ]);
+      } catch {
+        collectErrors.inc();
+      } finally {
+        clearTimeout(timer);
+      }
+      return registry.metrics();
+    },
+  };
 }

@@ -1,22 +1,34 @@
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 let sdk: NodeSDK | undefined;
+
+export interface TracingOptions {
+  /** Library instrumentations (http, koa, pg, ioredis: see auto-instrumentations.ts and preload.ts). */
+  instrumentations?: NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['instrumentations'];
+  /** Replaces the processors chosen from OTEL_* (tests collect spans in memory). */
+  spanProcessors?: SpanProcessor[];
+}
+
+/** True when the standard OTEL_* variables ask for spans to be exported. */
+export function tracesExportRequested(env: Record<string, string | undefined> = process.env): boolean {
+  const exporter = env.OTEL_TRACES_EXPORTER;
+  return (exporter !== undefined && exporter !== 'none') || env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
+}
 
 /**
  * Starts OpenTelemetry once per process. A tracer provider is always registered, so every
  * request gets a real W3C trace id for `tid`; spans are exported only when the standard
  * OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT variables ask for it (off by default).
  */
-export function startTracing(env: Record<string, string | undefined> = process.env): void {
+export function startTracing(env: Record<string, string | undefined> = process.env, options: TracingOptions = {}): void {
   if (sdk) return;
-  const exporter = env.OTEL_TRACES_EXPORTER;
-  const exportRequested = (exporter !== undefined && exporter !== 'none') || env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
+  const processors = options.spanProcessors ?? (tracesExportRequested(env) ? undefined : [new NoopSpanProcessor()]);
   sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? 'mailbox-service',
-    ...(exportRequested ? {} : { spanProcessors: [new NoopSpanProcessor()] }),
-    instrumentations: [],
+    ...(processors ? { spanProcessors: processors } : {}),
+    instrumentations: options.instrumentations ?? [],
   });
   sdk.start();
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
 import type { TestServer } from './harness.js';
 import { createTenants, mintToken, seedMessage, setMailboxPassword, type Tenants } from './tenants.js';
+import { seedMessageWithRaw } from '../transport/download-fixtures.js';
 
 /**
  * How to build one valid request per HTTP route, for the authorization matrix. Every request
@@ -94,6 +95,11 @@ export const routeFixtures: Record<string, RouteFixture> = {
     build: async (w, c) => ({ path: '/api/messages/bulk-delete', json: { ...asDomain(c, w), ids: [(await message(w)).messageId] } }),
     foreignDomain: 404,
   },
+  'GET /api/messages/wait': {
+    // A long-poll: timeoutMs 0 only checks once, so every allowed row answers 200 timedOut at once.
+    build: async (w, c) => ({ path: '/api/messages/wait', query: { ...asDomain(c, w), timeoutMs: '0' } }),
+    foreignDomain: 404,
+  },
   'GET /api/threads/:threadId': {
     build: async (w) => ({ path: `/api/threads/${(await message(w)).threadId}` }),
     foreignDomain: 404,
@@ -141,6 +147,16 @@ export const routeFixtures: Record<string, RouteFixture> = {
   },
 
   // ---- domain governance ----
+  // ---- downloads and the DKIM record (mail transport) ----
+  'GET /api/messages/:messageId/raw': {
+    build: async (w) => ({ path: `/api/messages/${(await seedMessageWithRaw(w.server, w.t.A1)).messageId}/raw` }),
+    foreignDomain: 404,
+  },
+  'GET /api/messages/:messageId/attachments/:attachmentId': {
+    build: async (w) => { const m = await seedMessageWithRaw(w.server, w.t.A1); return { path: `/api/messages/${m.messageId}/attachments/${m.attachmentId}` }; },
+    foreignDomain: 404,
+  },
+  'GET /api/domain/dkim': { build: async () => ({ path: '/api/domain/dkim' }), foreignDomain: 'success' },
   'GET /api/domain/mailboxes': { build: async () => ({ path: '/api/domain/mailboxes', query: { limit: '5' } }), foreignDomain: 'success' },
   'POST /api/domain/mailboxes': {
     build: async (w) => ({ path: '/api/domain/mailboxes', json: { address: `d${fresh()}@${w.t.X.name}` } }),
@@ -169,6 +185,12 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 404,
   },
 
+  // ---- event log ----
+  'GET /api/events': {
+    build: async (w, c) => ({ path: '/api/events', query: { ...asDomain(c, w), after: '0', limit: '10' } }),
+    foreignDomain: 404,
+  },
+
   // ---- password login (no bearer token) ----
   'POST /api/mailbox/auth/login/password': {
     build: async (w) => ({ path: '/api/mailbox/auth/login/password', json: { mailboxAddress: w.t.A1.address, password: w.password } }),
@@ -189,5 +211,7 @@ export async function send(server: TestServer, method: string, req: RouteRequest
   const qs = req.query && Object.keys(req.query).length ? `?${new URLSearchParams(req.query)}` : '';
   const res = await fetch(`${server.url}${req.path}${qs}`, { method, headers, body });
   const text = await res.text();
+  // A download answers its bytes, not the envelope: a success is checked by status alone.
+  if (res.ok && !(res.headers.get('content-type') ?? '').includes('json')) return { status: res.status, body: { code: res.status, errMsg: null } };
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }

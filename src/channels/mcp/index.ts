@@ -1,7 +1,71 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isAppError } from '../../core/errors.js';
+import type { Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
+import { bearerToken } from '../http/app.js';
+import { buildMcpServer, buildToolCatalog } from './server.js';
+import { sendWebResponse, toWebRequest } from './web-bridge.js';
+import { createOriginGuard } from './origin-guard.js';
 
-/** The MCP server (Streamable HTTP at /mcp). (Being built.) */
-export function createMcpRouter(_services: Services): Router {
-  return new Router();
+export const MCP_PATH = '/mcp';
+
+/**
+ * Bearer auth before any MCP exchange (CONTRACT, MCP): a missing or bad token is an HTTP 401
+ * with `WWW-Authenticate` (RFC 6750 §3; no error code when no credentials were sent, §3.1).
+ * The body is the usual envelope, rendered by the envelope middleware from the rethrown error.
+ */
+async function authenticate(ctx: Context, services: Services): Promise<Principal> {
+  const token = bearerToken(ctx.get('authorization') || undefined);
+  try {
+    return await services.tokens.authenticate(token, ctx.ip || null);
+  } catch (err) {
+    if (isAppError(err) && err.status === 401) {
+      const detail = token ? `, error="invalid_token", error_description="${err.message.replace(/["\\]/g, '')}"` : '';
+      ctx.set('WWW-Authenticate', `Bearer realm="mailbox-service"${detail}`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The MCP server (Streamable HTTP at /mcp), stateless: every POST gets a fresh server and
+ * transport bound to the request's principal (`sessionIdGenerator: undefined`). Nothing lives
+ * in one process's memory between requests, so any replica can answer any request without
+ * sticky sessions; wait_for_message wakes through the shared event bus and re-reads the log.
+ *
+ * Stateless means no standalone SSE stream (GET) and no session to end (DELETE): both answer
+ * 405, as the Streamable HTTP spec allows. Server-to-client messages therefore travel only on
+ * the response stream of a request in flight (progress during wait_for_message).
+ */
+export function createMcpRouter(services: Services): Router {
+  const router = new Router();
+  const catalog = buildToolCatalog(services);
+  // Room for an upload_attachment call: base64 of the largest attachment plus the JSON around it.
+  const maxRequestBodySize = Math.ceil(services.config.MAX_ATTACHMENT_BYTES / 3) * 4 + services.config.MAX_JSON_BYTES;
+
+  const guardOrigin = createOriginGuard(services.config.MCP_ALLOWED_ORIGINS, services.config.PUBLIC_BASE_URL);
+
+  router.all(MCP_PATH, async (ctx) => {
+    if (guardOrigin(ctx) === 'answered') return;
+    const principal = await authenticate(ctx, services);
+    if (ctx.method !== 'POST') {
+      ctx.status = 405;
+      ctx.set('Allow', 'POST');
+      ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC with POST.' }, id: null };
+      return;
+    }
+    const server = buildMcpServer(services, principal, catalog);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize });
+    // Connection gone (answered or abandoned): closing aborts tool calls still running, so an
+    // abandoned wait_for_message stops instead of waiting out its timeout.
+    ctx.res.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await sendWebResponse(ctx, await transport.handleRequest(toWebRequest(ctx)));
+  });
+  return router;
 }

@@ -1,4 +1,5 @@
 import { sql, type Sql } from '../../storage/database.js';
+import { appendEvent, type MailboxEvent } from '../events/event-log.js';
 
 /** Per recipient: queued (not tried or waiting for a transport), deferred (temporary failure), or final. */
 export type RecipientStatus = 'queued' | 'deferred' | 'delivered' | 'failed';
@@ -20,4 +21,26 @@ export async function refreshDeliveryStatus(trx: Sql, messageId: string): Promis
   const status = overallStatus(rows.map((r) => r.status));
   await sql`update message set delivery_status = ${status} where id = ${messageId}`.execute(trx);
   return status;
+}
+
+/**
+ * Records one recipient's outcome inside the caller's transaction: locks the recipient (and its
+ * message), and only while it is still unfinished stores the status and reply, recomputes the
+ * message's deliveryStatus and logs `message.delivery` for the sender. Null when the recipient
+ * was already final, so a second worker or a replayed attempt changes nothing.
+ */
+export async function recordRecipientOutcome(
+  trx: Sql, message: { id: string; mailboxId: string }, recipient: { id: string; address: string },
+  status: RecipientStatus, reply: string, at: Date,
+): Promise<MailboxEvent | null> {
+  const row = (await sql<{ status: RecipientStatus }>`select r.status from message_recipient r join message m on m.id = r.message_id
+    where r.id = ${recipient.id} for update`.execute(trx)).rows[0];
+  if (row?.status !== 'queued' && row?.status !== 'deferred') return null;
+  await sql`update message_recipient set status = ${status}, remote_reply = ${reply}, attempts = attempts + 1, updated_at = ${at},
+    delivered_at = ${status === 'delivered' ? at : null} where id = ${recipient.id}`.execute(trx);
+  const deliveryStatus = await refreshDeliveryStatus(trx, message.id);
+  return appendEvent(trx, message.mailboxId, 'message.delivery', {
+    messageId: message.id, recipient: recipient.address, recipientStatus: status, deliveryStatus, remoteReply: reply,
+    deliveredAtTs: status === 'delivered' ? at.getTime() : null,
+  }, at);
 }

@@ -2,7 +2,9 @@ import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/a
 import type { Services } from '../services.js';
 import { tracer } from '../../telemetry/tracing.js';
 import { claimDueJob, finishJob, postponeJob, type ClaimedJob } from './outbox-jobs.js';
-import { deliverMessage } from './deliver-job.js';
+import { deliverMessage, type TransferContext } from './deliver-job.js';
+import { withLease } from './job-lease.js';
+import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from './retry.js';
 
 export interface OutboxWorkerOptions {
   pollIntervalMs: number;
@@ -10,12 +12,13 @@ export interface OutboxWorkerOptions {
   workerId: string;
   /** When a job still has recipients waiting for the external transport, look again after this. */
   externalRetryMs?: number;
+  /** Backoff after temporary failures (deferred recipients, errors); default 1 min doubling to 1 h, with jitter. */
+  retry?: RetryPolicy;
 }
 
 /** Until the SMTP transport exists, external recipients wait; retrying them sooner only spins. */
 export const EXTERNAL_NOT_CONFIGURED = 'external delivery not configured';
 const DEFAULT_EXTERNAL_RETRY_MS = 10 * 60_000;
-const MAX_BACKOFF_MS = 60 * 60_000;
 
 /**
  * Claims due outbox jobs and delivers them, one at a time. It polls every pollIntervalMs and
@@ -79,30 +82,41 @@ export class OutboxWorker {
   private async process(job: ClaimedJob): Promise<void> {
     const { db, clock, inbound, bus, log } = this.services;
     try {
-      const outcome = await deliverMessage(db, inbound, job.messageId, clock.now());
+      // The lease is renewed while the job runs, so a long SMTP conversation keeps it.
+      const outcome = await withLease(db, job, this.options.workerId, this.options.leaseMs, () => clock.now(),
+        (lease) => deliverMessage(db, inbound, job.messageId, clock.now(), { deps: this.transferDeps(), lease }));
       if (outcome.events.length) await bus.publish(outcome.events).catch((err) => log.warn('events.publish_failed', { err }));
       const now = clock.now();
       if (outcome.waiting > 0) {
         const retryMs = this.options.externalRetryMs ?? DEFAULT_EXTERNAL_RETRY_MS;
         await postponeJob(db, job, this.options.workerId, new Date(now.getTime() + retryMs), EXTERNAL_NOT_CONFIGURED, now);
+      } else if (outcome.deferred) {
+        const delay = retryDelayMs(job.attempts, this.options.retry ?? DEFAULT_RETRY);
+        await postponeJob(db, job, this.options.workerId, new Date(now.getTime() + delay), `${outcome.deferred} recipient(s) deferred`, now);
       } else {
         await finishJob(db, job, this.options.workerId, now);
       }
-      log.info('outbox.job_processed', { jobId: job.id, messageId: job.messageId, waiting: outcome.waiting, changes: outcome.events.length });
+      log.info('outbox.job_processed', { jobId: job.id, messageId: job.messageId, waiting: outcome.waiting, deferred: outcome.deferred ?? 0, changes: outcome.events.length });
     } catch (err) {
-      // Exponential backoff (10 s, 20 s, … 1 h); recipients delivered so far stay delivered.
+      // Exponential backoff with jitter; recipients delivered so far stay delivered.
       const now = clock.now();
-      const delay = Math.min(MAX_BACKOFF_MS, 10_000 * 2 ** Math.min(job.attempts - 1, 20));
+      const delay = retryDelayMs(job.attempts, this.options.retry ?? DEFAULT_RETRY);
       log.error('outbox.job_failed', { jobId: job.id, messageId: job.messageId, attempts: job.attempts, err });
       await postponeJob(db, job, this.options.workerId, new Date(now.getTime() + delay), err instanceof Error ? err.message : String(err), now)
         .catch((e) => log.warn('outbox.postpone_failed', { jobId: job.id, err: e }));
     }
   }
 
+  /** The transport side of delivery: external sends, DKIM, bounces, the give-up age. */
+  private transferDeps(): TransferContext['deps'] {
+    const { db, blobs, inbound, log, config, transport } = this.services;
+    return { db, blobs, inbound, log, dkim: transport.dkim, transport: transport.external, hostname: transport.hostname, maxAgeMs: config.MAX_DELIVERY_AGE };
+  }
+
   /** Continues the sender's trace (traceparent stored with the job) across the queue. */
   private withJobSpan(job: ClaimedJob, fn: () => Promise<void>): Promise<void> {
     const parent = job.traceContext ? propagation.extract(context.active(), { traceparent: job.traceContext }) : context.active();
-    return tracer().startActiveSpan('outbox.deliver', { kind: SpanKind.CONSUMER, attributes: { 'mailbox.job_id': job.id } }, parent, async (span) => {
+    return tracer().startActiveSpan('outbox.deliver', { kind: SpanKind.CONSUMER, attributes: { 'mailbox.job_id': job.id, 'mailbox.message_id': job.messageId, 'mailbox.attempt': job.attempts } }, parent, async (span) => {
       try {
         await fn();
       } catch (err) {

@@ -2,16 +2,24 @@ import { EventEmitter } from 'node:events';
 import type { MailboxEvent } from './event-log.js';
 
 /**
- * Publishes committed events to subscribers (the real-time hub, long-polls). The log is the
- * source of truth; the bus only says "look now", so a lost publish is healed by replay.
- * In process by default; the Redis implementation arrives with the real-time channel.
+ * Announces committed events to subscribers (the real-time hub). The log is the source of truth;
+ * the bus only says "look now": a lost or late announcement is healed by reading the log, so
+ * `publish` never fails the change that caused it and subscribers must tolerate loss, repeats
+ * and reordering (the hub orders by the per-mailbox sequence).
  */
 export interface EventBus {
+  /** Called after commit. Resolves even when the announcement could not be sent. */
   publish(events: readonly MailboxEvent[]): Promise<void>;
   subscribe(listener: (event: MailboxEvent) => void): () => void;
+  /**
+   * Called when the bus regained a lost connection: announcements made meanwhile may be gone,
+   * so subscribers should read the log once. An in-process bus never loses any.
+   */
+  onResume(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
+/** The single-process bus (embedded default, no Redis): every role runs in this process. */
 export class InProcessEventBus implements EventBus {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
@@ -22,6 +30,10 @@ export class InProcessEventBus implements EventBus {
   subscribe(listener: (event: MailboxEvent) => void): () => void {
     this.emitter.on('event', listener);
     return () => this.emitter.off('event', listener);
+  }
+
+  onResume(_listener: () => void): () => void {
+    return () => undefined;
   }
 
   async close(): Promise<void> {

@@ -41,7 +41,12 @@ export interface ResourceStatus {
   mailboxId?: string;
   /** Where the token was written, so a user (and deletion) can find it. */
   tokenSecretName?: string;
+  /** Domain only: the DNS TXT record that publishes its DKIM key (mail transport). */
+  dkim?: DkimStatus;
 }
+
+/** Where and what to publish so receivers can verify the domain's DKIM signatures (RFC 6376 §3.6.2.1). */
+export interface DkimStatus { selector: string; name: string; type: 'TXT'; value: string }
 
 /** Where status goes: the status subresource in Kubernetes, a JSON file otherwise. */
 export interface StatusSink {
@@ -81,4 +86,5 @@ export interface ReconcileResult {
   message: string;
   domainId?: string;
   mailboxId?: string;
+  dkim?: DkimStatus;
 }

@@ -7,7 +7,7 @@ import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES } from '../tokens/scopes.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
 import { sql, type Database, type Sql } from '../../storage/database.js';
 import { refOf, resourceKeyOf, tokenSecretNameOf, type DeclaredResource, type DomainResource, type MailboxResource, type ResourceRef } from './manifest.schema.js';
-import type { ReconcileResult, SecretStore, StatusSink } from './ports.js';
+import type { DkimStatus, ReconcileResult, SecretStore, StatusSink } from './ports.js';
 import { keepOrMintToken, sameSecret, type TokenOwner } from './resource-token.js';
 import { convergeDomainRow, type RowOutcome } from './domain-converge.js';
 import { convergeMailboxRows, deactivateAddresses, type MailboxRow } from './mailbox-converge.js';
@@ -24,6 +24,8 @@ export interface ReconcilerDeps {
   /** Lifetimes of the tokens written to secrets (config TOKEN_DEFAULT_TTL / BOOTSTRAP_TOKEN_TTL). */
   domainTokenTtlMs: number;
   mailboxTokenTtlMs: number;
+  /** DKIM records for Domain status (the key is generated on first use); absent: no dkim in status. */
+  dkim?: { record(domainId: string): Promise<DkimStatus> };
 }
 
 /** Same rule as POST /api/domain/mailboxes/{id}/password (setPasswordInputSchema). */
@@ -91,7 +93,7 @@ export class ResourceReconciler {
     converge: (trx: Sql) => Promise<{ outcome: RowOutcome; problems: Problem[]; message: string; domainId?: string; mailboxId?: string }>,
   ): Promise<ReconcileResult> {
     const ref = refOf(res);
-    const ids: { domainId?: string; mailboxId?: string } = {};
+    const ids: { domainId?: string; mailboxId?: string; dkim?: DkimStatus } = {};
     let result: ReconcileResult;
     try {
       const done = await this.deps.db.tx(async (trx) => {
@@ -100,6 +102,11 @@ export class ResourceReconciler {
       });
       if (done.domainId) ids.domainId = done.domainId;
       if (done.mailboxId) ids.mailboxId = done.mailboxId;
+      // After the commit: the key row references the domain row this transaction may have created.
+      if (res.kind === 'Domain' && done.domainId && this.deps.dkim) {
+        const r = await this.deps.dkim.record(done.domainId).catch(() => undefined);
+        if (r) ids.dkim = { selector: r.selector, name: r.name, type: r.type, value: r.value };
+      }
       const problem = done.problems[0];
       result = problem
         ? { ref, outcome: done.outcome, ready: false, reason: problem.reason, message: done.problems.map((p) => p.message).join('; '), ...ids }

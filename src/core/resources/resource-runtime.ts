@@ -9,8 +9,9 @@ import { ResourceReconciler } from './reconciler.js';
 import type { SecretStore, StatusSink } from './ports.js';
 
 /** The reconciler wired to the core services; the operator calls this with its Kubernetes stores. */
-export function createReconciler(services: Pick<Services, 'db' | 'tokens' | 'clock' | 'log' | 'config'>, secrets: SecretStore, status: StatusSink): ResourceReconciler {
+export function createReconciler(services: Pick<Services, 'db' | 'tokens' | 'clock' | 'log' | 'config'> & Partial<Pick<Services, 'transport'>>, secrets: SecretStore, status: StatusSink): ResourceReconciler {
   return new ResourceReconciler({
+    ...(services.transport ? { dkim: services.transport.dkim } : {}),
     db: services.db, tokens: services.tokens, clock: services.clock, log: services.log, secrets, status,
     domainTokenTtlMs: services.config.TOKEN_DEFAULT_TTL, mailboxTokenTtlMs: services.config.BOOTSTRAP_TOKEN_TTL,
   });

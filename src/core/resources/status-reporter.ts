@@ -29,6 +29,7 @@ export class StatusReporter {
         ...(result.domainId ? { domainId: result.domainId } : {}),
         ...(result.mailboxId ? { mailboxId: result.mailboxId } : {}),
         tokenSecretName,
+        ...(result.dkim ? { dkim: result.dkim } : {}),
       };
       if (previous && JSON.stringify(previous) === JSON.stringify(next)) {
         this.last.set(id, next);

@@ -3,15 +3,17 @@ export { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailb
 export { AccessTokenEntity } from './access-token.entity.js';
 export { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
 export { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
+export { DkimKeyEntity } from './dkim-key.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
 import { AccessTokenEntity } from './access-token.entity.js';
 import { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
 import { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
+import { DkimKeyEntity } from './dkim-key.entity.js';
 
 export const allEntities = [
   DomainEntity, MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, AccessTokenEntity,
   ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity,
-  OutboxJobEntity, MailboxEventEntity, BlobEntity,
+  OutboxJobEntity, MailboxEventEntity, BlobEntity, DkimKeyEntity,
 ];

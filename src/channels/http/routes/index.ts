@@ -5,13 +5,22 @@ import { sendRoutes } from './send.routes.js';
 import { tokenRoutes } from './tokens.routes.js';
 import { domainRoutes } from './domain.routes.js';
 import { loginRoutes } from './login.routes.js';
+import { downloadRoutes } from './download.routes.js';
+import { dkimRoutes } from './dkim.routes.js';
+import { waitRoutes } from './wait.routes.js';
+import { eventRoutes } from './events.routes.js';
 
 /** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
 export const allRoutes: readonly RouteSpec[] = [
   ...mailboxRoutes,
+  // Before messageRoutes: GET /api/messages/:messageId would otherwise capture /api/messages/wait.
+  ...waitRoutes,
   ...messageRoutes,
   ...sendRoutes,
   ...tokenRoutes,
   ...domainRoutes,
   ...loginRoutes,
+  ...downloadRoutes,
+  ...dkimRoutes,
+  ...eventRoutes,
 ];

@@ -1,0 +1,199 @@
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../src/config/config.js';
+import { startRuntime } from '../../src/main.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { upsertDomain } from '../../src/core/domains/domain.store.js';
+import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
+import { startDnsStub } from '../lib/dns-stub.js';
+import { table } from '../lib/measure.js';
+import { stopProcess } from '../lib/processes.js';
+import { ceiling, ClientProcess, freePort, redisServer, serve } from './infra.js';
+import { nowMs, SmtpSender } from './smtp-sender.js';
+import type { ClientSpec } from './clients.js';
+
+// bench/realtime: end-to-end latency from inbound SMTP acceptance (end of DATA written to the
+// MX listener) to `message.received` on every subscribed socket, 2 realtime processes sharing
+// PostgreSQL and Redis, 100 mailboxes; side by side with a bare Socket.IO ceiling fed the same
+// payloads over HTTP. Latency and delivery ratio per client count.
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CLIENTS = (process.env.BENCH_RT_CLIENTS ?? '1000,10000').split(',').map(Number);
+const MAILBOXES = 100;
+const RATE = Number(process.env.BENCH_RT_RATE ?? 20);
+const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? 15);
+const CLIENT_PROCS = Number(process.env.BENCH_RT_CLIENT_PROCS ?? 4);
+const SMTP_CONNECTIONS = 4;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+
+interface Row {
+  scenario: string; clients: number; messages: number; expected: number; delivered: string;
+  'p50 ms': string; 'p99 ms': string; 'max ms': string; 'p50/p99 from 250': string; 'server CPU s': string; 'connect s': string;
+}
+/** When a message was handed over: `start` (end of DATA, or the ceiling's POST) and `accepted` (the 250; the POST's answer). */
+interface Sent { start: number; accepted: number }
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc; 100 ticks per second). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Connects `n` clients (client i follows mailbox i % 100 on server i % 2), sends at RATE for SECONDS, measures. */
+async function phase(name: string, n: number, urls: string[], mailboxes: Array<{ address: string; token: string }>,
+  auth: (m: { address: string; token: string }) => Record<string, string>, emit: (k: number, mailbox: string) => Promise<Sent>, serverPids: Array<number | undefined>): Promise<Row> {
+  const procs = Array.from({ length: CLIENT_PROCS }, () => ClientProcess.start());
+  try {
+    const specs: ClientSpec[][] = procs.map(() => []);
+    const mailboxOf: number[][] = procs.map(() => []);
+    for (let i = 0; i < n; i++) {
+      const m = i % MAILBOXES;
+      specs[i % CLIENT_PROCS]!.push({ url: urls[i % urls.length]!, auth: auth(mailboxes[m]!) });
+      mailboxOf[i % CLIENT_PROCS]!.push(m);
+    }
+    const t = Date.now();
+    const ready = await Promise.all(procs.map((p, i) => p.connect(specs[i]!)));
+    const connectS = (Date.now() - t) / 1000;
+    const failed = ready.reduce((a, r) => a + r.failed, 0);
+    if (failed) console.log(`${name}: ${failed} of ${n} clients failed to connect: ${ready.find((r) => r.firstError)?.firstError}`);
+    const perMailbox = new Array<number>(MAILBOXES).fill(0);
+    for (let i = 0; i < n; i++) perMailbox[i % MAILBOXES]!++;
+
+    // Warm-up on these very sockets (JIT, feeds, rooms): two seconds at the rate, not measured.
+    for (let j = 0; j < RATE * 2; j++) {
+      await Promise.all([emit(2_000_000 + j, mailboxes[j % MAILBOXES]!.address), sleep(1000 / RATE)]);
+    }
+    await sleep(500);
+    const t0 = new Map<number, Sent>();
+    const cpuBefore = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0);
+    const pending: Array<Promise<void>> = [];
+    const total = RATE * SECONDS;
+    const start = nowMs();
+    for (let k = 0; k < total; k++) {
+      const due = start + (k * 1000) / RATE;
+      const wait = due - nowMs();
+      if (wait > 0) await sleep(wait);
+      pending.push(emit(k, mailboxes[k % MAILBOXES]!.address).then((at) => { t0.set(k, at); }, (err: Error) => console.log(`${name}: message ${k}: ${err.message}`)));
+    }
+    await Promise.all(pending);
+    await sleep(3000); // stragglers
+    const cpu = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0) - cpuBefore;
+    const latencies: number[] = [];
+    const fromAccepted: number[] = [];
+    const seen = new Set<string>();
+    for (const [p, proc] of procs.entries()) {
+      for (const [client, k, at] of await proc.collect()) {
+        const sent = t0.get(k);
+        if (sent === undefined || mailboxOf[p]![client] !== k % MAILBOXES) continue;
+        if (seen.has(`${p}:${client}:${k}`)) continue; // a duplicate is not a second delivery
+        seen.add(`${p}:${client}:${k}`);
+        latencies.push(at - sent.start);
+        fromAccepted.push(at - sent.accepted);
+      }
+    }
+    let expected = 0;
+    for (const k of t0.keys()) expected += perMailbox[k % MAILBOXES]!;
+    latencies.sort((a, b) => a - b);
+    fromAccepted.sort((a, b) => a - b);
+    return {
+      scenario: name, clients: n, messages: t0.size, expected, delivered: `${((latencies.length / Math.max(expected, 1)) * 100).toFixed(2)}%`,
+      'p50 ms': pct(latencies, 50).toFixed(1), 'p99 ms': pct(latencies, 99).toFixed(1), 'max ms': (latencies.at(-1) ?? NaN).toFixed(1),
+      'p50/p99 from 250': `${pct(fromAccepted, 50).toFixed(1)} / ${pct(fromAccepted, 99).toFixed(1)}`, 'server CPU s': cpu.toFixed(1), 'connect s': connectS.toFixed(1),
+    };
+  } finally {
+    for (const p of procs) p.close();
+    await sleep(1000);
+  }
+}
+
+async function main(): Promise<void> {
+  const dbName = `mbx_bench_rt_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const children = [];
+  const dns = await startDnsStub({});
+  try {
+    const redisPort = await freePort();
+    children.push(await redisServer(redisPort));
+    const [apiPort, mxPort, submissionPort, rt1, rt2, c1, c2] = await Promise.all(Array.from({ length: 7 }, freePort));
+    const env = {
+      DATABASE_URL: databaseUrl, REDIS_URL: `redis://127.0.0.1:${redisPort}`, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
+      MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10',
+      SMTP_MX_PORT: String(mxPort), SMTP_SUBMISSION_PORT: String(submissionPort), DNS_SERVERS: dns.server, SMTP_HOSTNAME: 'mx.bench.test',
+    };
+    // Migrate and declare 100 mailboxes with a token each, through the core.
+    const seed = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
+    const mailboxes = await seed.services.db.tx(async (trx) => {
+      const domainId = await upsertDomain(trx, { name: 'rt.bench.test' });
+      const out: Array<{ address: string; token: string }> = [];
+      for (let i = 0; i < MAILBOXES; i++) {
+        const address = `m${String(i).padStart(3, '0')}@rt.bench.test`;
+        const mailboxId = await insertMailbox(trx, { domainId, address, displayName: `M${i}` });
+        const t = await seed.services.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null });
+        out.push({ address, token: t.accessToken });
+      }
+      return out;
+    });
+    await seed.close();
+
+    children.push(await serve('api,smtp,worker', apiPort!, env));
+    const realtime1 = await serve('realtime', rt1!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) });
+    const realtime2 = await serve('realtime', rt2!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) });
+    const [ceiling1, ceiling2] = [await ceiling(c1!), await ceiling(c2!)];
+    children.push(realtime1, realtime2, ceiling1, ceiling2);
+    const senders = await Promise.all(Array.from({ length: SMTP_CONNECTIONS }, () => SmtpSender.open(mxPort!)));
+    // Sequential per connection (SMTP has one transaction at a time): a simple chain per sender.
+    const chains: Array<Promise<unknown>> = senders.map(() => Promise.resolve());
+    const viaSmtp = (k: number, to: string): Promise<Sent> => {
+      const i = k % SMTP_CONNECTIONS;
+      const next = chains[i]!.catch(() => undefined).then(() => senders[i]!.send('sender@remote.bench.example', to, `rt-bench ${k}`))
+        .then((r) => ({ start: r.dataEnd, accepted: r.accepted }));
+      chains[i] = next;
+      return next;
+    };
+    const ceilingUrls = [`http://127.0.0.1:${c1}`, `http://127.0.0.1:${c2}`];
+    const viaCeiling = async (k: number, to: string): Promise<Sent> => {
+      const event = { eventId: String(k + 1), type: 'message.received', mailboxId: 'mbx_ceiling', mailboxAddress: to, occurredAtTs: Date.now(),
+        data: { messageId: `msg_${k}`, threadId: `thr_${k}`, direction: 'inbound', subject: `rt-bench ${k}`, fromAddress: 'sender@remote.bench.example', fromDisplayName: 'Bench', toAddresses: [to], ccAddresses: [], attachmentCount: 0, inReplyToMessageId: null, receivedAtTs: Date.now() } };
+      const at = nowMs();
+      await Promise.all(ceilingUrls.map((u) => fetch(`${u}/emit`, { method: 'POST', body: JSON.stringify({ mailboxAddress: to, event }) })));
+      return { start: at, accepted: nowMs() };
+    };
+    // Warm-up: JIT, pools, feeds.
+    for (let k = 0; k < 20; k++) await viaSmtp(1_000_000 + k, mailboxes[k % MAILBOXES]!.address);
+
+    const rows: Row[] = [];
+    const rtUrls = [`http://127.0.0.1:${rt1}`, `http://127.0.0.1:${rt2}`];
+    for (const n of CLIENTS) {
+      rows.push(await phase('service (SMTP → 2 realtime procs)', n, rtUrls, mailboxes, (m) => ({ token: m.token }), viaSmtp, [realtime1.pid, realtime2.pid]));
+      rows.push(await phase('ceiling (bare Socket.IO ×2)', n, ceilingUrls, mailboxes, (m) => ({ mailboxAddress: m.address }), viaCeiling, [ceiling1.pid, ceiling2.pid]));
+    }
+    for (const s of senders) s.close();
+    console.log(`\nbench/realtime — ${RATE} inbound msgs/s for ${SECONDS} s, ${MAILBOXES} mailboxes, 2 realtime processes, ${CLIENT_PROCS} client processes, node ${process.version}\n`);
+    console.log(table(rows as unknown as Array<Record<string, string | number>>));
+    const at1k = rows.find((r) => r.clients === 1000 && r.scenario.startsWith('service'));
+    if (at1k) console.log(`\ntarget: p99 < 50 ms at 1 000 clients: ${at1k['p99 ms']} ms ${Number(at1k['p99 ms']) < 50 ? 'MET' : 'NOT MET'}; 100% delivered: ${at1k.delivered} ${at1k.delivered === '100.00%' ? 'MET' : 'NOT MET'}`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(`bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ rate: RATE, seconds: SECONDS, rows }, null, 2));
+  } finally {
+    for (const c of children.reverse()) await stopProcess(c);
+    await dns.close();
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

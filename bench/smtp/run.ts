@@ -1,0 +1,119 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { loadConfig } from '../../src/config/config.js';
+import { startRuntime } from '../../src/main.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { upsertDomain } from '../../src/core/domains/domain.store.js';
+import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
+import { selfSignedCertificate } from '../../src/channels/smtp/self-signed-cert.js';
+import { table } from '../lib/measure.js';
+import { startProcess, stopProcess } from '../lib/processes.js';
+import { startDnsStub } from '../lib/dns-stub.js';
+import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
+import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
+
+// bench/smtp: 8 concurrent clients sending 10 KB messages, to submission (587: STARTTLS + AUTH)
+// and to the inbound port (25), each side by side with Postfix's smtpd writing into its queue
+// (fsync on) and Postfix's smtp-sink (accepts and discards: the ceiling), same client and load.
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SECONDS = Number(process.env.BENCH_SMTP_SECONDS ?? 10);
+const CLIENTS = Number(process.env.BENCH_SMTP_CLIENTS ?? 8);
+const BASE = Number(process.env.BENCH_SMTP_PORT_BASE ?? 26500);
+const PORTS = { http: BASE, submission: BASE + 87, mx: BASE + 25, postfix: BASE + 126, sink: BASE + 127 };
+
+async function main(): Promise<void> {
+  const dbName = `mbx_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-smtp-'));
+  const pfDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-postfix-'));
+  const dns = await startDnsStub({
+    'sender.bench': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+    '_dmarc.sender.bench': { TXT: ['v=DMARC1; p=none'] },
+  });
+  const children: ChildProcess[] = [];
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const env = {
+      DATABASE_URL: databaseUrl, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1',
+      PORT: String(PORTS.http), SMTP_SUBMISSION_PORT: String(PORTS.submission), SMTP_MX_PORT: String(PORTS.mx), SMTP_HOSTNAME: 'mail.bench.test',
+      SEND_RATE_LIMIT_PER_MINUTE: '100000000', SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000', DNS_SERVERS: dns.server, LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10',
+    };
+    const runtime = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
+    const s = runtime.services;
+    // One mailbox per client: agents submit as themselves (and the world writes to several).
+    const tokens = await s.db.tx(async (trx) => {
+      const domainId = await upsertDomain(trx, { name: 'bench.test' });
+      const out: string[] = [];
+      for (let i = 0; i < CLIENTS; i++) {
+        const mailboxId = await insertMailbox(trx, { domainId, address: `agent${i}@bench.test`, displayName: `Agent ${i}` });
+        out.push((await s.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null })).accessToken);
+      }
+      return out;
+    });
+    await runtime.close();
+    // api for the readiness probe; smtp for both listeners. No worker: like Postfix's held queue,
+    // accepted mail stays queued, so only acceptance is measured.
+    children.push(await startProcess(['dist/src/cli.js', 'serve', '--roles', 'api,smtp'], env, `http://127.0.0.1:${PORTS.http}/healthz`));
+    await waitForGreeting(PORTS.submission);
+
+    const missing = postfixUnavailable();
+    if (!missing) {
+      const pf = await startPostfix(pfDir, PORTS.postfix, (() => { const c = selfSignedCertificate('postfix.bench.test'); return { cert: c.certPem, key: c.keyPem }; })());
+      stops.push(pf.stop);
+      children.push(await startSmtpSink(PORTS.sink));
+    } else console.log(`Postfix rows skipped: ${missing}`);
+
+    const submission = { starttls: true, identity: (i: number) => ({ from: `agent${i}@bench.test`, to: 'someone@remote.bench', auth: { user: `agent${i}@bench.test`, pass: tokens[i]! } }) };
+    const inbound = { starttls: false, identity: (i: number) => ({ from: 'news@sender.bench', to: `agent${i}@bench.test` }) };
+    const scenarios: Array<{ group: string; name: string; port: number; o: Omit<LoadOptions, 'port' | 'clients' | 'seconds'> }> = [
+      { group: 'submission', name: 'mailbox-service 587 (PostgreSQL)', port: PORTS.submission, o: submission },
+      ...(missing ? [] : [
+        { group: 'submission', name: 'Postfix smtpd → queue (fsync)', port: PORTS.postfix, o: submission },
+        { group: 'submission', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: submission },
+      ]),
+      { group: 'inbound', name: 'mailbox-service 25 (PostgreSQL)', port: PORTS.mx, o: inbound },
+      ...(missing ? [] : [
+        { group: 'inbound', name: 'Postfix smtpd → queue (fsync)', port: PORTS.postfix, o: inbound },
+        { group: 'inbound', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: inbound },
+      ]),
+    ];
+    const results: Array<{ group: string; name: string } & LoadFigures> = [];
+    for (const sc of scenarios) {
+      const load = { ...sc.o, port: sc.port, clients: CLIENTS };
+      await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
+      const figures = await runLoad({ ...load, seconds: SECONDS });
+      results.push({ group: sc.group, name: sc.name, ...figures });
+      console.log(`${sc.group.padEnd(10)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`);
+    }
+    console.log(`\nbench/smtp — ${CLIENTS} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`);
+    console.log(table(results.map((r) => ({ port: r.group, server: r.name, 'msg/s': r.rate, 'p50 ms': r.p50, 'p99 ms': r.p99, messages: r.messages, errors: r.errors }))));
+    for (const group of ['submission', 'inbound']) {
+      const ours = results.find((r) => r.group === group && r.name.startsWith('mailbox-service'));
+      const postfix = results.find((r) => r.group === group && r.name.startsWith('Postfix smtpd'));
+      if (ours && postfix) console.log(`target (${group}): at least Postfix's rate: ${ours.rate} vs ${postfix.rate} msg/s — ${ours.rate >= postfix.rate ? 'MET' : 'NOT MET'}`);
+    }
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(`bench/results/smtp-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ clients: CLIENTS, seconds: SECONDS, results }, null, 2));
+  } finally {
+    for (const stop of stops) await stop().catch(() => undefined);
+    for (const c of children) await stopProcess(c);
+    await dns.close();
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+    if (!process.env.BENCH_KEEP) rmSync(pfDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,18 @@
+import { messageDetailSchema, messageRefInputSchema } from '../../../core/messages/message.schemas.js';
+import { defineTool, describeFields } from '../tool.js';
+import { ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, MESSAGE_ID } from './fields.js';
+
+/** GET /api/messages/{messageId}. */
+export const getMessageTool = defineTool({
+  name: 'get_message',
+  title: 'Get a message',
+  description:
+    'Read one message in full: bodies (bodyText and/or bodyHtml), all recipients, attachment metadata and, for mail this ' +
+    'mailbox sent, the delivery status per recipient (queued, deferred, delivered, failed). Reading does not mark it read ' +
+    '(use set_read_state). A deleted message, or one this token may not see, is error 404. Needs the MailboxRead scope. ' +
+    ERRORS_NOTE,
+  input: describeFields(messageRefInputSchema, { messageId: MESSAGE_ID, mailboxAddress: MAILBOX_ADDRESS_BY_ID }),
+  output: messageDetailSchema,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  run: (input, { principal, services }) => services.messages.get(principal, input),
+});

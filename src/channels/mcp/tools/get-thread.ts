@@ -1,0 +1,21 @@
+import { threadRefInputSchema, threadViewSchema } from '../../../core/messages/message.schemas.js';
+import { defineTool, describeFields } from '../tool.js';
+import { ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID } from './fields.js';
+
+/** GET /api/threads/{threadId}. */
+export const getThreadTool = defineTool({
+  name: 'get_thread',
+  title: 'Get a conversation thread',
+  description:
+    'Read a whole conversation: every live message of the thread, oldest first, each in the same full shape as get_message. ' +
+    'A thread is per mailbox (a reply you sent and the mail it answers are in one thread). Deleted messages are left out; ' +
+    'a thread whose messages are all deleted is error 404. Needs the MailboxRead scope. ' +
+    ERRORS_NOTE,
+  input: describeFields(threadRefInputSchema, {
+    threadId: 'A threadId from a message summary or send_mail result (opaque, starts with thr_).',
+    mailboxAddress: MAILBOX_ADDRESS_BY_ID,
+  }),
+  output: threadViewSchema,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  run: (input, { principal, services }) => services.messages.getThread(principal, input),
+});

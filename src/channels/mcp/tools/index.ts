@@ -1,0 +1,19 @@
+import type { McpTool } from '../tool.js';
+import { listMessagesTool } from './list-messages.js';
+import { getMessageTool } from './get-message.js';
+import { getThreadTool } from './get-thread.js';
+import { sendMailTool } from './send-mail.js';
+import { replyMessageTool } from './reply-message.js';
+import { setReadStateTool } from './set-read-state.js';
+import { deleteMessagesTool } from './delete-messages.js';
+import { uploadAttachmentTool } from './upload-attachment.js';
+import { listMailboxesTool } from './list-mailboxes.js';
+import { waitForMessageTool } from './wait-for-message.js';
+
+/** Every tool, in the order tools/list shows them. Only upload_attachment depends on config (its size cap). */
+export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
+  return [
+    listMessagesTool, getMessageTool, getThreadTool, sendMailTool, replyMessageTool, setReadStateTool, deleteMessagesTool,
+    uploadAttachmentTool(limits.maxAttachmentBytes), listMailboxesTool, waitForMessageTool,
+  ] as unknown as McpTool[];
+}

@@ -1,0 +1,120 @@
+import type { Socket } from 'socket.io';
+import type { MailboxEvent } from '../../core/events/event-log.js';
+import type { EventService } from '../../core/events/event.service.js';
+import { eventsEmitted } from '../../telemetry/metric-registry.js';
+import { resyncNotice, type FeedFollower, type MailboxFeed } from './mailbox-feed.js';
+
+const REPLAY_PAGE = 500;
+
+export const roomOf = (mailboxId: string): string => `mailbox:${mailboxId}`;
+
+type State = 'reading' | 'waiting' | 'live' | 'closed';
+
+/**
+ * Brings one socket from its `lastEventId` to the live room with no gap and no duplicate.
+ * It follows the feed *before* reading the log, so every event is either in what the log read
+ * returned or in what the feed offered since; both are merged by seq (the cursor). The switch to
+ * the room happens synchronously when the cursor equals the feed's last emitted seq, so no
+ * event can slip between the private stream and the room.
+ */
+export class CatchUp implements FeedFollower {
+  private state: State = 'waiting';
+  private buffer: MailboxEvent[] = [];
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly feed: MailboxFeed,
+    private readonly events: EventService,
+    /** The last event id the client holds. */
+    private cursor: number,
+    private readonly onFailure: (err: unknown) => void,
+  ) {}
+
+  /** `fromLog` false: the cursor is the feed's position already (a client without lastEventId). */
+  start(fromLog: boolean): void {
+    this.feed.followers.add(this);
+    if (!fromLog && this.advance() !== 'read') return;
+    void this.read();
+  }
+
+  offer(event: MailboxEvent): void {
+    if (this.state === 'live' || this.state === 'closed') return;
+    this.buffer.push(event);
+    if (this.state === 'waiting' && this.advance() === 'read') void this.read();
+  }
+
+  close(): void {
+    this.state = 'closed';
+    this.buffer = [];
+    this.feed.followers.delete(this);
+  }
+
+  /** A method, not a field test: the state changes across awaits, which narrowing cannot see. */
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private async read(): Promise<void> {
+    if (this.state !== 'waiting') return;
+    this.state = 'reading';
+    try {
+      for (;;) {
+        const from = this.cursor;
+        const r = await this.events.replay(this.feed.mailbox.id, from, REPLAY_PAGE);
+        if (this.isClosed()) return;
+        if (r.resyncRequired) {
+          // Older than retention: say so explicitly, then continue from the head (never a silent gap).
+          this.socket.emit('resync.required', resyncNotice(this.feed.mailbox, from, r, Date.now()));
+          this.cursor = r.headSeq;
+        } else {
+          for (const e of r.events) this.deliver(e);
+        }
+        if (r.hasMore) continue;
+        const next = this.advance();
+        if (next !== 'read') return;
+        // The feed had not started when we read: wait for its head, then read up to it.
+        if (this.feed.lastSeq === null) await this.feed.whenStarted();
+        if (this.isClosed()) return;
+      }
+    } catch (err) {
+      if (!this.isClosed()) this.onFailure(err);
+    } finally {
+      if (this.state === 'reading') this.state = 'waiting';
+    }
+  }
+
+  /**
+   * Merges the offered events and decides: `live` (joined the room), `wait` (the log read got
+   * ahead of the feed; its next offers bring them level) or `read` (a gap only the log can fill).
+   */
+  private advance(): 'live' | 'wait' | 'read' {
+    let i = 0;
+    while (i < this.buffer.length) {
+      const seq = Number(this.buffer[i]!.eventId);
+      if (seq <= this.cursor) i++;
+      else if (seq === this.cursor + 1) this.deliver(this.buffer[i++]!);
+      else break;
+    }
+    this.buffer = this.buffer.slice(i);
+    if (this.buffer.length > 0 || this.feed.lastSeq === null || this.cursor < this.feed.lastSeq) {
+      if (this.state !== 'reading') this.state = 'waiting';
+      return 'read';
+    }
+    if (this.cursor > this.feed.lastSeq) {
+      this.state = 'waiting';
+      return 'wait';
+    }
+    this.feed.followers.delete(this);
+    this.state = 'live';
+    void this.socket.join(roomOf(this.feed.mailbox.id));
+    // Tells the client the replay is over and from which id live events follow.
+    this.socket.emit('subscription.ready', { mailboxId: this.feed.mailbox.id, mailboxAddress: this.feed.mailbox.address, lastEventId: String(this.cursor) });
+    return 'live';
+  }
+
+  private deliver(event: MailboxEvent): void {
+    this.cursor = Number(event.eventId);
+    this.socket.emit(event.type, event);
+    eventsEmitted.inc({ type: event.type });
+  }
+}

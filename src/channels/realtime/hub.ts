@@ -1,0 +1,135 @@
+import type { Server, Socket } from 'socket.io';
+import type { Services } from '../../core/services.js';
+import type { MailboxEvent } from '../../core/events/event-log.js';
+import { subscriptionKey } from '../../core/events/event.service.js';
+import { eventsEmitted, socketsConnected } from '../../telemetry/metric-registry.js';
+import { CatchUp, roomOf } from './catch-up.js';
+import type { Subscriber } from './handshake.js';
+import { MailboxFeed } from './mailbox-feed.js';
+
+/**
+ * Revocation: every 500 ms one query re-checks the tokens of all sockets on this process, so a
+ * token disabled, deleted or expired (and a mailbox or domain disabled) is cut off within a
+ * second. Chosen over a revocation notice on the bus because expiry has no event at all, tokens
+ * are disabled from several places (API, declared resources, direct SQL), and a lost notice
+ * would leave a socket open forever; the query is one indexed look-up per process.
+ */
+const REVALIDATE_INTERVAL_MS = 500;
+/** Safety net for announcements the bus lost: compare each followed mailbox's head with the log. */
+const HEAL_INTERVAL_MS = 2000;
+
+/**
+ * The real-time hub of one process. Every realtime replica subscribes to the event bus and
+ * emits only to its own sockets (`io.local`): each socket lives on exactly one replica, so each
+ * event reaches each socket once, and replay state (the per-socket cursor) stays local. The
+ * Redis adapter, when configured, serves cross-replica room operations, not event fan-out.
+ */
+export class RealtimeHub {
+  private readonly feeds = new Map<string, MailboxFeed>();
+  private readonly stops: Array<() => void> = [];
+  private revalidating = false;
+  private healing = false;
+
+  constructor(private readonly io: Server, private readonly services: Services) {}
+
+  start(): void {
+    const { bus } = this.services;
+    this.stops.push(bus.subscribe((event) => this.onEvent(event)));
+    this.stops.push(bus.onResume(() => void this.healAll()));
+    const revalidate = setInterval(() => void this.revalidate(), REVALIDATE_INTERVAL_MS);
+    const heal = setInterval(() => void this.healAll(), HEAL_INTERVAL_MS);
+    revalidate.unref();
+    heal.unref();
+    this.stops.push(() => clearInterval(revalidate), () => clearInterval(heal));
+  }
+
+  stop(): void {
+    for (const stop of this.stops.splice(0)) stop();
+  }
+
+  /** A socket that passed the handshake: replay from its lastEventId, then the room. */
+  async attach(socket: Socket, sub: Subscriber): Promise<void> {
+    socketsConnected.inc();
+    const feed = this.feedFor(sub);
+    feed.subscribers++;
+    let catchUp: CatchUp | null = null;
+    socket.once('disconnect', () => {
+      socketsConnected.dec();
+      catchUp?.close();
+      if (--feed.subscribers === 0 && this.feeds.get(feed.mailbox.id) === feed) this.feeds.delete(feed.mailbox.id);
+    });
+    const fail = (err: unknown) => this.close(socket, 503, 'The event log is unavailable; reconnect with lastEventId.', err);
+    if (sub.lastEventId === null) {
+      // Live from now: the feed's position is "now" for this process.
+      if (feed.lastSeq === null) await feed.whenStarted();
+      if (!socket.connected) return;
+      catchUp = new CatchUp(socket, feed, this.services.events, feed.lastSeq!, fail);
+      catchUp.start(false);
+    } else {
+      catchUp = new CatchUp(socket, feed, this.services.events, sub.lastEventId, fail);
+      catchUp.start(true);
+    }
+  }
+
+  private feedFor(sub: Subscriber): MailboxFeed {
+    let feed = this.feeds.get(sub.mailbox.id);
+    if (!feed) {
+      feed = new MailboxFeed(sub.mailbox, this.services.events, {
+        log: this.services.log,
+        toRoom: (mailboxId, name, payload) => {
+          const room = roomOf(mailboxId);
+          if (!this.io.sockets.adapter.rooms.get(room)?.size) return; // nobody caught up here yet
+          this.io.local.to(room).emit(name, payload);
+          eventsEmitted.inc({ type: name });
+        },
+      });
+      this.feeds.set(sub.mailbox.id, feed);
+    }
+    return feed;
+  }
+
+  /** Mailboxes nobody follows on this process cost a map miss. */
+  private onEvent(event: MailboxEvent): void {
+    this.feeds.get(event.mailboxId)?.receive(event);
+  }
+
+  private async healAll(): Promise<void> {
+    if (this.healing || this.feeds.size === 0) return;
+    this.healing = true;
+    try {
+      const heads = await this.services.events.heads([...this.feeds.keys()]);
+      for (const [mailboxId, feed] of this.feeds) {
+        const head = heads.get(mailboxId);
+        if (head !== undefined) feed.heal(head); // undefined: the mailbox row is gone; revalidation closes its sockets
+      }
+    } catch (err) {
+      this.services.log.warn('realtime.heal_failed', { err });
+    } finally {
+      this.healing = false;
+    }
+  }
+
+  private async revalidate(): Promise<void> {
+    const sockets = [...this.io.sockets.sockets.values()].filter((s) => s.data?.sub);
+    if (this.revalidating || sockets.length === 0) return;
+    this.revalidating = true;
+    try {
+      const subs = sockets.map((s) => ({ tokenId: (s.data.sub as Subscriber).principal.tokenId, mailboxId: (s.data.sub as Subscriber).mailbox.id }));
+      const valid = await this.services.events.stillAuthorized(subs);
+      sockets.forEach((socket, i) => {
+        if (!valid.has(subscriptionKey(subs[i]!))) this.close(socket, 401, 'The access token was disabled, deleted or expired, or the mailbox was disabled.');
+      });
+    } catch (err) {
+      this.services.log.warn('realtime.revalidate_failed', { err }); // keep sockets; retry next tick
+    } finally {
+      this.revalidating = false;
+    }
+  }
+
+  /** Server-side close: a last `subscription.closed { code, errMsg }`, then the disconnect. */
+  private close(socket: Socket, code: number, errMsg: string, err?: unknown): void {
+    if (err) this.services.log.warn('realtime.socket_closed', { socketId: socket.id, code, err });
+    socket.emit('subscription.closed', { code, errMsg });
+    socket.disconnect(true);
+  }
+}

@@ -1,0 +1,52 @@
+import { hostname } from 'node:os';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config/config.js';
+import type { Database } from '../../storage/database.js';
+import type { BlobStore } from '../../storage/blobs/blob-store.js';
+import type { Logger } from '../logger.js';
+import type { Clock } from '../time.js';
+import type { TokenService } from '../tokens/token.service.js';
+import type { TokenCipher } from '../tokens/token-cipher.js';
+import type { SendService } from './send.service.js';
+import type { InboundStore } from './inbound-store.js';
+import type { EventBus } from '../events/event-bus.js';
+import { AuthThrottle } from './auth-throttle.js';
+import { SubmissionService } from './submission.service.js';
+import { ReceivingService } from './receiving.service.js';
+import { dnsResolver, type DnsLookup } from './dns-resolver.js';
+import { DkimKeys } from './dkim-keys.js';
+import { externalTransportFrom, type ExternalTransport } from './external-transport.js';
+
+/** The mail-transport use cases: SMTP submission, inbound MX, DKIM keys and external delivery. */
+export interface MailTransport {
+  submission: SubmissionService;
+  receiving: ReceivingService;
+  /** DNS_SERVERS, or the system resolver: SPF/DKIM/DMARC and MX lookups. */
+  resolver: DnsLookup;
+  dkim: DkimKeys;
+  /** Null when external delivery is off (SMTP_DELIVERY=none): external recipients wait queued. */
+  external: ExternalTransport | null;
+  /** SMTP_HOSTNAME or the host name: greetings, Received headers, EHLO when delivering, bounces. */
+  hostname: string;
+}
+
+export interface MailTransportDeps {
+  config: Readonly<Config>; log: Logger; clock: Clock; db: Database; blobs: BlobStore; bus: EventBus; redis: Redis | null;
+  cipher: TokenCipher; tokens: TokenService; sending: SendService; inbound: InboundStore;
+}
+
+export function createMailTransport(d: MailTransportDeps): MailTransport {
+  const resolver = dnsResolver(d.config.DNS_SERVERS);
+  const hostname = smtpHostname(d.config);
+  return {
+    resolver,
+    hostname,
+    dkim: new DkimKeys(d.db, d.cipher, d.clock),
+    external: externalTransportFrom(d.config, resolver, hostname, d.log),
+    receiving: new ReceivingService(d.db, d.blobs, d.inbound, d.bus, d.clock, d.log, resolver, { hostname, maxRecipients: d.config.MAX_RECIPIENTS }),
+    submission: new SubmissionService(d.db, d.tokens, d.sending, d.blobs, new AuthThrottle(d.redis, d.config.SMTP_AUTH_FAILURES_PER_15M), d.log, { maxRecipients: d.config.MAX_RECIPIENTS }),
+  };
+}
+
+/** The name this server uses in greetings, Received headers and bounces. */
+export const smtpHostname = (config: Readonly<Config>): string => config.SMTP_HOSTNAME ?? hostname();

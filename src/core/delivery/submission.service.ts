@@ -1,0 +1,124 @@
+import type { Readable } from 'node:stream';
+import { AppError } from '../errors.js';
+import { ID_PREFIX, newId } from '../ids.js';
+import { isAddress, normalizeAddress } from '../address.js';
+import type { Logger } from '../logger.js';
+import type { MailboxRef } from '../auth/principal.js';
+import { requireScope } from '../auth/access.js';
+import type { TokenService } from '../tokens/token.service.js';
+import { sql, type Database } from '../../storage/database.js';
+import { isStorageUnavailable } from '../../storage/errors.js';
+import type { BlobStore } from '../../storage/blobs/blob-store.js';
+import { parseMime } from '../mail/mime-parse.js';
+import { tee } from '../mail/tee.js';
+import type { SendService } from './send.service.js';
+import type { SendAccepted } from './send.schemas.js';
+import type { AuthThrottle } from './auth-throttle.js';
+import { areActiveIdentities, isActiveIdentity, submissionMailbox } from './sender-identity.js';
+import { submittedDraft, stageAttachments } from './submitted-draft.js';
+
+/** Who may submit on this SMTP session: the mailbox the AUTH username resolved to. */
+export interface Submitter {
+  tokenId: string;
+  username: string;
+  mailbox: MailboxRef;
+}
+
+export interface SubmissionEnvelope {
+  mailFrom: string;
+  rcptTo: readonly string[];
+}
+
+/**
+ * SMTP submission (port 587) as core use cases. The channel parses the protocol and calls one
+ * method per command; the spec's SMTP rules, the identity rule and the shared send path
+ * (rate limit, storage, outbox, events) all live here or below, never in the channel.
+ */
+export class SubmissionService {
+  constructor(
+    private readonly db: Database,
+    private readonly tokens: TokenService,
+    private readonly sending: SendService,
+    private readonly blobs: BlobStore,
+    private readonly throttle: AuthThrottle,
+    private readonly log: Logger,
+    private readonly options: { maxRecipients: number },
+  ) {}
+
+  /**
+   * AUTH PLAIN/LOGIN: username = an active sender identity, password = a mailbox or domain token
+   * (spec, Presenting credentials). Every rule violation is the same UNAUTHENTICATED (535 5.7.8)
+   * and counts against the client address; an unreachable database is AUTH_UNAVAILABLE (454).
+   */
+  async authenticate(username: string, password: string, clientAddress: string): Promise<Submitter> {
+    await this.throttle.assertAllowed(clientAddress);
+    try {
+      const address = normalizeAddress(username);
+      if (!isAddress(address)) throw new AppError('UNAUTHENTICATED', 'The username is not an address.');
+      const principal = await this.tokens.authenticate(password, clientAddress);
+      requireScope(principal, 'MailboxSend');
+      const mailbox = await submissionMailbox(this.db, principal, address);
+      if (!mailbox) throw new AppError('UNAUTHENTICATED', 'The username is not a sender identity this token may use.');
+      return { tokenId: principal.tokenId, username: address, mailbox };
+    } catch (err) {
+      if (!(err instanceof AppError)) {
+        if (isStorageUnavailable(err)) throw new AppError('AUTH_UNAVAILABLE', undefined, { cause: err });
+        throw err;
+      }
+      await this.throttle.recordFailure(clientAddress).catch(() => undefined);
+      this.log.info('smtp.auth_failed', { clientAddress, reason: err.message });
+      throw new AppError('UNAUTHENTICATED', err.message);
+    }
+  }
+
+  /** MAIL FROM: the envelope sender must be an active identity of the authorised mailbox. */
+  async checkSender(submitter: Submitter | null, mailFrom: string): Promise<void> {
+    if (!submitter) throw new AppError('AUTH_REQUIRED');
+    const address = normalizeAddress(mailFrom);
+    if (!isAddress(address) || !(await isActiveIdentity(this.db, submitter.mailbox.id, address))) throw new AppError('SENDER_NOT_IDENTITY');
+  }
+
+  /**
+   * RCPT TO: any syntactically valid address (an authenticated sender may write to anyone), up to
+   * MAX_RECIPIENTS per transaction, the limit HTTP sends have too. Returns the normalized address.
+   */
+  checkRecipient(address: string, alreadyAccepted: number): string {
+    if (alreadyAccepted >= this.options.maxRecipients) throw new AppError('TOO_MANY_RECIPIENTS');
+    const normalized = normalizeAddress(address);
+    if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
+    return normalized;
+  }
+
+  /**
+   * DATA: stores the raw message and its parts while they arrive, checks the From header, then
+   * queues through SendService.submit (rate limit, one transaction for message, recipients,
+   * outbox job and event). Resolves only after that commit, so 250 means durably queued.
+   * Nothing stays behind on failure.
+   */
+  async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SendAccepted> {
+    const rawKey = `raw/${newId(ID_PREFIX.message)}`;
+    const [toStore, toParse] = tee(raw, 2);
+    const [stored, parsed] = await Promise.allSettled([this.blobs.put(rawKey, toStore!), parseMime(toParse!, this.blobs)]);
+    const keys = [rawKey, ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : [])];
+    const discard = () => Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
+    let staged: string[] = [];
+    try {
+      if (stored.status === 'rejected') throw stored.reason;
+      if (parsed.status === 'rejected') throw parsed.reason;
+      const message = parsed.value;
+      const from = message.from;
+      // The From header and the envelope sender, both identities of the mailbox, in one query.
+      const mailFrom = normalizeAddress(envelope.mailFrom);
+      if (from.length !== 1 || !isAddress(mailFrom) || !(await areActiveIdentities(this.db, submitter.mailbox.id, [from[0]!.address, mailFrom]))) {
+        throw new AppError('SENDER_NOT_IDENTITY');
+      }
+      staged = await stageAttachments(this.db, submitter.mailbox.id, message.attachments);
+      const draft = await submittedDraft(this.db, submitter.mailbox, envelope, message, { rawKey, attachmentIds: staged });
+      return await this.sending.submit(submitter.mailbox, draft);
+    } catch (err) {
+      if (staged.length) await this.db.rows(sql`delete from attachment where id = any(${staged}::text[]) and message_id is null`).catch(() => undefined);
+      await discard();
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import type { Readable } from 'node:stream';
+import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type HeaderValue, type MessageText } from 'mailparser';
+import { AppError } from '../errors.js';
+import { ID_PREFIX, newId } from '../ids.js';
+import { isAddress, normalizeAddress } from '../address.js';
+import type { AttachmentFile } from '../attachments/attachment.store.js';
+import { sanitizeContentType, sanitizeFilename } from '../attachments/attachment-meta.js';
+import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../delivery/send.schemas.js';
+import type { BlobStore } from '../../storage/blobs/blob-store.js';
+
+/** Structure caps against MIME bombs: parsing stops with MIME_LIMIT past any of them. */
+export const MIME_LIMITS = {
+  /** MIME nodes in the whole message, nested ones included. */
+  maxParts: 500,
+  /** Nesting depth of multiparts and attached messages. */
+  maxDepth: 32,
+  /** Header bytes of any one MIME node. */
+  maxPartHeaderBytes: 100 * 1024,
+} as const;
+
+export interface MailAddress { address: string; name: string }
+
+/** What the core needs from a message: envelope-independent header facts, bodies, attachments. */
+export interface ParsedMessage {
+  subject: string;
+  /** Every From mailbox; RFC 5322 §3.6.2 allows several. Unparsable addresses are left out. */
+  from: MailAddress[];
+  to: string[];
+  cc: string[];
+  messageId: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  date: Date | null;
+  /** Capped at MAX_BODY_CHARS; the raw message keeps everything. */
+  text: string | null;
+  html: string | null;
+  /** Already in the blob store (`att/…`); the caller deletes them if it does not keep the message. */
+  attachments: AttachmentFile[];
+}
+
+// mailparser's internal per-chunk hook, typed here because its declarations do not list it.
+type SplitChunk = { type: string; parentNode?: SplitChunk | null };
+const Base = MailParser as unknown as new (options: object) => MailParser & { processChunk(data: SplitChunk, done: (err?: Error) => void): void };
+
+/** MailParser with a nesting-depth cap (mailsplit caps node count and header size itself). */
+class CappedParser extends Base {
+  constructor(options: object, private readonly maxDepth: number) {
+    super(options);
+  }
+
+  override processChunk(data: SplitChunk, done: (err?: Error) => void): void {
+    if (data.type === 'node') {
+      let depth = 0;
+      for (let n = data.parentNode; n; n = n.parentNode) depth++;
+      if (depth > this.maxDepth) return done(new AppError('MIME_LIMIT', `MIME nesting deeper than ${this.maxDepth}.`));
+    }
+    super.processChunk(data, done);
+  }
+}
+
+/**
+ * Parses a message with mailparser under MIME_LIMITS, streaming each attachment into the blob
+ * store as it is decoded, so memory stays bounded by the text parts (which the message size caps).
+ * The source is always read to its end, even after a failure, so a channel feeding it never stalls.
+ */
+export async function parseMime(source: Readable, blobs: BlobStore): Promise<ParsedMessage> {
+  const parser = new CappedParser({
+    skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,
+    maxHeadSize: MIME_LIMITS.maxPartHeaderBytes, maxChildNodes: MIME_LIMITS.maxParts,
+  }, MIME_LIMITS.maxDepth);
+  const attachments: AttachmentFile[] = [];
+  const pending: Promise<unknown>[] = [];
+  let headers: Map<string, HeaderValue> = new Map();
+  let body: MessageText | null = null;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let failed = false;
+      const fail = (err: unknown) => {
+        if (failed) return;
+        failed = true;
+        source.unpipe(parser);
+        source.resume(); // keep draining: the sender is still talking
+        reject(err);
+      };
+      source.on('error', fail);
+      parser.on('error', fail);
+      parser.on('headers', (h: Map<string, HeaderValue>) => { headers = h; });
+      parser.on('data', (data: AttachmentStream | MessageText) => {
+        if (data.type === 'text') body = data;
+        else pending.push(storeAttachment(blobs, data, attachments).catch(fail));
+      });
+      parser.once('end', () => resolve());
+      source.pipe(parser);
+    });
+    await Promise.all(pending);
+  } catch (err) {
+    await Promise.all(pending.map((p) => p.catch(() => undefined)));
+    await Promise.all(attachments.map((a) => blobs.delete(a.blobKey).catch(() => undefined)));
+    throw asMimeError(err);
+  }
+  return toParsed(headers, body, attachments);
+}
+
+async function storeAttachment(blobs: BlobStore, data: AttachmentStream, into: AttachmentFile[]): Promise<void> {
+  const blobKey = `att/${newId(ID_PREFIX.attachment)}`;
+  try {
+    const stored = await blobs.put(blobKey, data.content as Readable);
+    // An attached message without a name is a forwarded message: give it a name clients open.
+    const filename = data.filename ?? (data.contentType === 'message/rfc822' ? 'message.eml' : undefined);
+    into.push({ filename: sanitizeFilename(filename), contentType: sanitizeContentType(data.contentType), sizeBytes: stored.sizeBytes, sha256: stored.sha256, blobKey });
+  } finally {
+    data.release();
+  }
+}
+
+/** mailsplit reports its caps as EMAXLEN; anything else unparsable is a MIME_LIMIT too. */
+function asMimeError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  if ((err as { code?: string })?.code === 'EMAXLEN') return new AppError('MIME_LIMIT', (err as Error).message);
+  return err;
+}
+
+function toParsed(headers: Map<string, HeaderValue>, body: MessageText | null, attachments: AttachmentFile[]): ParsedMessage {
+  const html = typeof body?.html === 'string' ? body.html.slice(0, MAX_BODY_CHARS) : null;
+  // mailparser reports an empty text beside HTML when there is no text/plain part at all.
+  const text = typeof body?.text === 'string' && !(body.text === '' && html !== null) ? body.text.slice(0, MAX_BODY_CHARS) : null;
+  const subject = typeof headers.get('subject') === 'string' ? (headers.get('subject') as string) : '';
+  const date = headers.get('date');
+  return {
+    subject: subject.replace(/[\r\n]+/g, ' ').trim().slice(0, MAX_SUBJECT_CHARS),
+    from: mailboxes(headers.get('from')),
+    to: mailboxes(headers.get('to')).map((a) => a.address),
+    cc: mailboxes(headers.get('cc')).map((a) => a.address),
+    messageId: firstString(headers.get('message-id')),
+    inReplyTo: firstString(headers.get('in-reply-to')),
+    references: stringList(headers.get('references')),
+    date: date instanceof Date && !Number.isNaN(date.getTime()) ? date : null,
+    text, html, attachments,
+  };
+}
+
+/** The mailboxes of an address header, groups flattened, invalid addresses dropped. */
+function mailboxes(value: HeaderValue | undefined): MailAddress[] {
+  const objects = (Array.isArray(value) ? value : [value]) as (AddressObject | undefined)[];
+  const out: MailAddress[] = [];
+  const visit = (list: EmailAddress[]) => {
+    for (const a of list) {
+      if (a.group) visit(a.group);
+      const address = normalizeAddress(a.address ?? '');
+      if (isAddress(address) && !out.some((o) => o.address === address)) out.push({ address, name: (a.name ?? '').slice(0, 200) });
+    }
+  };
+  for (const o of objects) if (o && typeof o === 'object' && 'value' in o && Array.isArray(o.value)) visit(o.value);
+  return out;
+}
+
+const firstString = (v: HeaderValue | undefined): string | null => (typeof v === 'string' ? v.trim() : Array.isArray(v) && typeof v[0] === 'string' ? v[0].trim() : null);
+const stringList = (v: HeaderValue | undefined): string[] =>
+  (typeof v === 'string' ? v.split(/\s+/) : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []).map((s) => s.trim()).filter(Boolean);

@@ -1,0 +1,27 @@
+/**
+ * Header surgery on a submitted message before it leaves (RFC 6409 §8): Bcc is removed, so blind
+ * recipients stay blind (RFC 5322 §3.6.3), and a missing Message-ID or Date is added, since an
+ * MSA completes what the client left out. The body is untouched, byte for byte.
+ */
+export function prepareForTransfer(raw: Buffer, fill: { messageId: string | null; date: Date }): Buffer {
+  const end = headerEnd(raw);
+  const header = raw.subarray(0, end).toString('latin1');
+  const body = raw.subarray(end);
+  const fields = header.split(/\r\n(?=[^ \t])/).filter((f) => f.length > 0);
+  const kept = fields.filter((f) => !/^bcc\s*:/i.test(f));
+  const has = (name: string) => kept.some((f) => new RegExp(`^${name}\\s*:`, 'i').test(f));
+  const added: string[] = [];
+  if (!has('message-id') && fill.messageId) added.push(`Message-ID: ${fill.messageId}`);
+  if (!has('date')) added.push(`Date: ${rfc5322Date(fill.date)}`);
+  return Buffer.concat([Buffer.from([...added, ...kept].join('\r\n') + '\r\n', 'latin1'), body]);
+}
+
+/** Offset where the body starts: after the first empty line (or the whole input when there is none). */
+function headerEnd(raw: Buffer): number {
+  if (raw.subarray(0, 2).toString() === '\r\n') return 0;
+  const i = raw.indexOf('\r\n\r\n');
+  return i === -1 ? raw.length : i + 2;
+}
+
+/** RFC 5322 §3.3 date-time in UTC. */
+export const rfc5322Date = (d: Date): string => d.toUTCString().replace(/GMT$/, '+0000');

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { directionSchema, messageSummarySchema } from './message.schemas.js';
+
+/**
+ * Longest wait. Below 60 s on purpose: the MCP SDK client's default request timeout is 60 s and
+ * common proxies (nginx proxy_read_timeout) cut idle responses at 60 s, so a full-length wait
+ * plus its answer must fit under both.
+ */
+export const WAIT_MAX_MS = 55_000;
+export const WAIT_DEFAULT_MS = 30_000;
+
+/** Event ids are a mailbox's event sequence numbers, as decimal strings (CONTRACT, Real-time). */
+const eventIdSchema = z.string().trim().regex(/^\d{1,15}$/, 'must be an eventId (a decimal number as returned by a previous wait or event)');
+
+/**
+ * GET /api/messages/wait and the MCP tool wait_for_message. Query strings arrive as text, so
+ * timeoutMs is coerced; MCP passes a number and the same schema accepts it.
+ */
+export const waitInputSchema = z.object({
+  mailboxAddress: z.string().trim().max(320).optional(),
+  from: z.string().trim().min(1).max(320).optional(),
+  subjectContains: z.string().trim().min(1).max(998).optional(),
+  direction: directionSchema.default('inbound'),
+  sinceEventId: eventIdSchema.optional(),
+  timeoutMs: z.coerce.number().int().min(0).max(WAIT_MAX_MS).default(WAIT_DEFAULT_MS),
+});
+export type WaitInput = z.infer<typeof waitInputSchema>;
+
+export const waitResultSchema = z.object({
+  /** The first matching message after sinceEventId, or null when the wait timed out. */
+  message: messageSummarySchema.nullable(),
+  /**
+   * Where to continue: the matching message's event, or (timed out) the newest event looked at.
+   * Passing it as sinceEventId never skips and never repeats a message.
+   */
+  eventId: z.string(),
+  timedOut: z.boolean(),
+});
+export type WaitResult = z.infer<typeof waitResultSchema>;

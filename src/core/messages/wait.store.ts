@@ -1,0 +1,41 @@
+import { num, sql, type Database } from '../../storage/database.js';
+import type { EventType } from '../events/event-log.js';
+import type { Direction } from './message.schemas.js';
+import type { SummaryRow } from './message.store.js';
+
+export interface WaitFilter {
+  direction: Direction;
+  /** Lower-cased substring of the From address or display name. */
+  from: string | null;
+  /** Lower-cased substring of the subject. */
+  subject: string | null;
+}
+
+/** The event that announces a new message of each direction. */
+export const ARRIVAL_EVENT: Record<Direction, EventType> = { inbound: 'message.received', outbound: 'message.sent' };
+
+/** The newest committed event sequence number of a mailbox (0 before its first event). */
+export async function eventHead(db: Database, mailboxId: string): Promise<number> {
+  return num((await db.one(sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId}`))?.event_seq);
+}
+
+/**
+ * The first arrival event in (since, upTo] whose message still exists and matches the filter.
+ * The event log orders arrivals (a mailbox's sequence is handed out in commit order, see
+ * appendEvent); the message row decides the match, so a message deleted meanwhile is skipped.
+ * One range scan of the (mailbox_id, seq) primary key plus a lookup per candidate.
+ */
+export async function firstArrival(db: Database, mailboxId: string, since: number, upTo: number, f: WaitFilter): Promise<(SummaryRow & { seq: number }) | undefined> {
+  const row = await db.one(sql<SummaryRow & { seq: string | number }>`select e.seq, m.id, m.mailbox_id, m.thread_id, m.direction,
+      m.subject, m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
+      m.received_at, m.sent_at
+    from mailbox_event e
+    join message m on m.id = e.payload #>> '{data,messageId}' and m.mailbox_id = e.mailbox_id
+    where e.mailbox_id = ${mailboxId} and e.seq > ${since}::bigint and e.seq <= ${upTo}::bigint
+      and e.type = ${ARRIVAL_EVENT[f.direction]} and m.direction = ${f.direction} and m.deleted_at is null
+      ${f.from === null ? sql`` : sql`and (strpos(lower(m.from_address), ${f.from}) > 0 or strpos(lower(m.from_display_name), ${f.from}) > 0)`}
+      ${f.subject === null ? sql`` : sql`and strpos(lower(m.subject), ${f.subject}) > 0`}
+    order by e.seq
+    limit 1`);
+  return row ? { ...row, seq: num(row.seq) } : undefined;
+}

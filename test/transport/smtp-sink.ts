@@ -1,0 +1,71 @@
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+
+export interface SinkMessage { from: string; to: string[]; raw: Buffer }
+
+/** What the sink answers; set per test, changed between attempts. */
+export interface SinkScript {
+  /** Reply to RCPT TO per address, e.g. `'450 4.2.0 Mailbox busy'`; unlisted addresses get 250. */
+  rcpt?: Record<string, string>;
+  /** Reply to the end of DATA instead of 250. */
+  data?: string;
+  /** Drop the connection after this many bytes of DATA. */
+  dropAfterBytes?: number;
+}
+
+/**
+ * A local smtp-server standing in for a relay or a remote MX: records what it accepts, and can
+ * answer 4xx/5xx per recipient or to DATA, or drop the connection mid-DATA.
+ */
+export async function startSink(o: { auth?: { user: string; pass: string } } = {}) {
+  const accepted: SinkMessage[] = [];
+  const attempts: { to: string[]; outcome: string }[] = [];
+  let script: SinkScript = {};
+  const reply = (text: string) => Object.assign(new Error(text.slice(4)), { responseCode: Number(text.slice(0, 3)) });
+  const server = new SMTPServer({
+    logger: false, disableReverseLookup: true, hideENHANCEDSTATUSCODES: true, size: 50 * 1024 * 1024,
+    disabledCommands: o.auth ? [] : ['AUTH'], allowInsecureAuth: true, authOptional: !o.auth,
+    onAuth(auth, _s, cb) {
+      if (auth.username === o.auth?.user && auth.password === o.auth?.pass) return cb(null, { user: auth.username });
+      cb(reply('535 5.7.8 Authentication credentials invalid'));
+    },
+    onRcptTo(address, _s, cb) {
+      const scripted = script.rcpt?.[address.address];
+      if (scripted && !scripted.startsWith('2')) return cb(reply(scripted));
+      cb();
+    },
+    onData(stream, session: SMTPServerSession, cb) {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const to = session.envelope.rcptTo.map((r) => r.address);
+      stream.on('data', (c: Buffer) => {
+        chunks.push(c);
+        bytes += c.length;
+        if (script.dropAfterBytes !== undefined && bytes >= script.dropAfterBytes) {
+          attempts.push({ to, outcome: 'dropped' });
+          for (const conn of (server as any).connections as Set<any>) if (conn.session === session) conn._socket.destroy();
+        }
+      });
+      stream.on('end', () => {
+        if (script.data && !script.data.startsWith('2')) {
+          attempts.push({ to, outcome: script.data });
+          return cb(reply(script.data));
+        }
+        accepted.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to, raw: Buffer.concat(chunks) });
+        attempts.push({ to, outcome: 'accepted' });
+        cb(null, 'Ok: queued as SINK');
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.server.address() as { port: number }).port;
+  return {
+    port,
+    accepted,
+    attempts,
+    script(next: SinkScript) { script = next; },
+    /** How many accepted copies reached each recipient. */
+    copiesFor(address: string): number { return accepted.filter((m) => m.to.includes(address)).length; },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
