@@ -109,6 +109,7 @@ async function main(): Promise<void> {
     await admin.query(`drop database if exists ${dbName} with (force)`);
     await admin.end();
     rmSync(dataDir, { recursive: true, force: true });
+    // BENCH_KEEP=1 keeps the Postfix instance directory (its postfix.log) for inspection.
     if (!process.env.BENCH_KEEP) rmSync(pfDir, { recursive: true, force: true });
   }
 }
