@@ -33,9 +33,22 @@ export async function recordRecipientOutcome(
   trx: Sql, message: { id: string; mailboxId: string }, recipient: { id: string; address: string },
   status: RecipientStatus, reply: string, at: Date,
 ): Promise<MailboxEvent | null> {
+  if (!(await lockUnfinishedRecipient(trx, recipient.id))) return null;
+  return setRecipientStatus(trx, message, recipient, status, reply, at);
+}
+
+/** Locks the recipient and its message (whose status a change recomputes); true while it is still to do. */
+export async function lockUnfinishedRecipient(trx: Sql, recipientId: string): Promise<boolean> {
   const row = (await sql<{ status: RecipientStatus }>`select r.status from message_recipient r join message m on m.id = r.message_id
-    where r.id = ${recipient.id} for update`.execute(trx)).rows[0];
-  if (row?.status !== 'queued' && row?.status !== 'deferred') return null;
+    where r.id = ${recipientId} for update`.execute(trx)).rows[0];
+  return row?.status === 'queued' || row?.status === 'deferred';
+}
+
+/** Stores a locked recipient's new status, recomputes the message's, and logs `message.delivery` for the sender. */
+export async function setRecipientStatus(
+  trx: Sql, message: { id: string; mailboxId: string }, recipient: { id: string; address: string },
+  status: RecipientStatus, reply: string, at: Date,
+): Promise<MailboxEvent> {
   await sql`update message_recipient set status = ${status}, remote_reply = ${reply}, attempts = attempts + 1, updated_at = ${at},
     delivered_at = ${status === 'delivered' ? at : null} where id = ${recipient.id}`.execute(trx);
   const deliveryStatus = await refreshDeliveryStatus(trx, message.id);

@@ -1,8 +1,8 @@
-import { sql, type Database, type Sql } from '../../storage/database.js';
-import { appendEvent, type MailboxEvent } from '../events/event-log.js';
+import { sql, type Database } from '../../storage/database.js';
+import type { MailboxEvent } from '../events/event-log.js';
 import type { AttachmentFile } from '../attachments/attachment.store.js';
 import type { InboundStore } from './inbound-store.js';
-import { refreshDeliveryStatus, type RecipientStatus } from './delivery-status.js';
+import { lockUnfinishedRecipient, setRecipientStatus } from './delivery-status.js';
 
 /** The sender's outbound row, as every recipient's copy is built from it. */
 export interface OutboundMessage {
@@ -35,7 +35,7 @@ export interface PendingRecipient {
  */
 export async function deliverLocally(db: Database, inbound: InboundStore, message: OutboundMessage, recipient: PendingRecipient, targetMailboxId: string, at: Date): Promise<MailboxEvent[]> {
   return db.tx(async (trx) => {
-    if (!(await lockUnfinished(trx, recipient.id))) return [];
+    if (!(await lockUnfinishedRecipient(trx, recipient.id))) return [];
     // Mailbox rows in id order: sender and recipient mailboxes are both written (events,
     // counters), and a fixed order keeps two opposite local deliveries from deadlocking.
     // Lock order throughout: recipient and message rows, then mailboxes, then threads.
@@ -60,25 +60,7 @@ export async function deliverLocally(db: Database, inbound: InboundStore, messag
 /** Marks a recipient permanently failed with the reply a remote server would have given. */
 export async function failRecipient(db: Database, message: OutboundMessage, recipient: PendingRecipient, reply: string, at: Date): Promise<MailboxEvent[]> {
   return db.tx(async (trx) => {
-    if (!(await lockUnfinished(trx, recipient.id))) return [];
+    if (!(await lockUnfinishedRecipient(trx, recipient.id))) return [];
     return [await setRecipientStatus(trx, message, recipient, 'failed', reply, at)];
   });
-}
-
-/** Locks the recipient and its message (whose status this changes); true while it is still to do. */
-async function lockUnfinished(trx: Sql, recipientId: string): Promise<boolean> {
-  const row = (await sql<{ status: RecipientStatus }>`select r.status from message_recipient r join message m on m.id = r.message_id
-    where r.id = ${recipientId} for update`.execute(trx)).rows[0];
-  return row?.status === 'queued' || row?.status === 'deferred';
-}
-
-/** Stores a recipient's new status, recomputes the message's, and logs `message.delivery` for the sender. */
-async function setRecipientStatus(trx: Sql, message: OutboundMessage, recipient: PendingRecipient, status: RecipientStatus, reply: string, at: Date): Promise<MailboxEvent> {
-  await sql`update message_recipient set status = ${status}, remote_reply = ${reply}, attempts = attempts + 1, updated_at = ${at},
-    delivered_at = ${status === 'delivered' ? at : null} where id = ${recipient.id}`.execute(trx);
-  const deliveryStatus = await refreshDeliveryStatus(trx, message.id);
-  return appendEvent(trx, message.mailboxId, 'message.delivery', {
-    messageId: message.id, recipient: recipient.address, recipientStatus: status, deliveryStatus, remoteReply: reply,
-    deliveredAtTs: status === 'delivered' ? at.getTime() : null,
-  }, at);
 }
