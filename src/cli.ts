@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     case 'apply': {
       const { values } = parseArgs({ args: rest, options: { file: { type: 'string', short: 'f' } } });
       if (!values.file) throw new ConfigError('apply needs -f <file|dir>');
-      const { applyManifestsOnce } = await import('./core/resources/apply-command.js');
+      const { applyManifestsOnce } = await import('./apply-command.js');
       const summary = await applyManifestsOnce(config, path.resolve(values.file));
       console.log(summary);
       return 0;

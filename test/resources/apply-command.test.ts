@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, createScratchDatabase } from '../support/harness.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { ApplyFailedError, applyManifestsOnce } from '../../src/core/resources/apply-command.js';
+import { ApplyFailedError, applyManifestsOnce } from '../../src/apply-command.js';
 
 // `mailbox apply -f`: one pass against a real database of its own (a scratch PostgreSQL database,
 // or a PGlite cluster under a temporary data dir that survives between the runs), then it exits.

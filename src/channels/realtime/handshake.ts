@@ -5,7 +5,7 @@ import type { Logger } from '../../core/logger.js';
 import type { MailboxRef, Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
 import { eventIdSchema } from '../../core/events/event.schemas.js';
-import type { OriginPolicy } from './origin-policy.js';
+import type { OriginPolicy } from '../http/origin-policy.js';
 
 type Handshake = Socket['handshake'];
 

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import type { Config } from '../../config/config.js';
-import { createLogger, type Logger } from '../logger.js';
-import { startRuntime } from '../../main.js';
-import { formatManifestError, loadManifests } from './manifest-loader.js';
-import { writeSecretManifest } from './file-secret-store.js';
-import { createReconciler, fileStores } from './resource-runtime.js';
-import type { ReconcileResult } from './ports.js';
+import type { Config } from './config/config.js';
+import { createLogger, type Logger } from './core/logger.js';
+import { startRuntime } from './main.js';
+import { formatManifestError, loadManifests } from './core/resources/manifest-loader.js';
+import { writeSecretManifest } from './core/resources/file-secret-store.js';
+import { createReconciler, fileStores } from './core/resources/resource-runtime.js';
+import type { ReconcileResult } from './core/resources/ports.js';
 
 export interface ApplyOptions {
   /** Defaults to warnings as JSON lines on stderr, so stdout carries only the summary. */
