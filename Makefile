@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test test-postgres test-pglite test-k8s bench lint clean services
+.PHONY: install build run test test-postgres test-pglite test-k8s reliability soak bench lint clean services
 
 install: node_modules/.installed
 
@@ -32,6 +32,16 @@ test-postgres: install services
 
 test-k8s: install services
 	vitest run --project k8s
+
+## make reliability: the reliability and security proof at full size (kill -9 during 10 000
+## submissions, PostgreSQL stopped, outbound faults, fuzzing...); prints a pass/fail table of figures.
+reliability: install services
+	RELIABILITY=full vitest run --project reliability
+
+## make soak: 30 minutes of mixed HTTP, SMTP and real-time load on PostgreSQL and Redis (not in CI);
+## SOAK_MINUTES shortens it.
+soak: build services
+	node dist/bench/soak/run.js
 
 test-pglite: install
 	MAILBOX_TEST_ENGINE=pglite vitest run

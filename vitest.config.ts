@@ -23,12 +23,26 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       }] : []),
+      // Reliability and security proof (issue 6): real processes killed and restarted, a private
+      // PostgreSQL stopped, a private Redis flushed. PostgreSQL only (PGlite lives inside one
+      // process). Short sizes here; `make reliability` runs the same files with RELIABILITY=full.
+      ...(engines.includes('postgres') ? [{
+        extends: true,
+        test: {
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          globalSetup: ['test/reliability/support/global-setup.ts'],
+          env: { MAILBOX_TEST_ENGINE: 'postgres' },
+          testTimeout: process.env.RELIABILITY === 'full' ? 3_600_000 : 300_000,
+          hookTimeout: 300_000,
+        },
+      }] : []),
       ...engines.map((engine) => ({
       extends: true,
       test: {
         name: engine,
         include: ['test/**/*.test.ts'],
-        exclude: ['test/unit/**', 'test/k8s/**'],
+        exclude: ['test/unit/**', 'test/k8s/**', 'test/reliability/**'],
         env: { MAILBOX_TEST_ENGINE: engine },
         testTimeout: 30_000,
         hookTimeout: 60_000,

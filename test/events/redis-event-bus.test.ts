@@ -4,7 +4,7 @@ import { ENGINE } from '../support/harness.js';
 import { RedisEventBus } from '../../src/storage/redis/redis-event-bus.js';
 import { InProcessEventBus } from '../../src/core/events/event-bus.js';
 import type { MailboxEvent } from '../../src/core/events/event-log.js';
-import { privateRedis, type PrivateRedis } from '../realtime/processes.js';
+import { privateRedis, type PrivateRedis } from '../support/processes.js';
 
 // The Redis bus between two "processes" (two connections): delivery, isolation of the channel,
 // and what a Redis restart looks like to both sides. A private redis-server, so restarting it

@@ -11,7 +11,7 @@ import { upsertDomain } from '../../src/core/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';
 import { range } from '../events/helpers.js';
 import { connect, Recorder, subscribe } from './client.js';
-import { privateRedis, serveProcess, type PrivateRedis, type ServeProcess } from './processes.js';
+import { privateRedis, serveProcess, type PrivateRedis, type ServeProcess } from '../support/processes.js';
 
 // Two `mailbox serve --roles api,realtime,worker` processes sharing one PostgreSQL database and a
 // private Redis: an event caused on either reaches subscribers on both, exactly once; replay
