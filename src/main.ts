@@ -10,12 +10,15 @@ import { loadServerKey } from './core/keys/server-key.js';
 import { OutboxWorker } from './core/delivery/outbox-worker.js';
 import { startResourceDirectory } from './core/resources/resource-runtime.js';
 import { startEventSweeper } from './core/events/event-sweeper.js';
+import { StorageSweeper, startStorageSweeper } from './core/storage/storage-sweeper.js';
 import { openOrm, migrate, type Orm } from './storage/orm.js';
 import { Database } from './storage/database.js';
 import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
 import { PgBlobStore } from './storage/blobs/pg-blob-store.js';
 import { createEventBus } from './storage/redis/event-bus-factory.js';
 import { createHttpApp } from './channels/http/app.js';
+import { gracefulClose } from './channels/http/graceful-close.js';
+import { answerClientError } from './channels/http/envelope.js';
 import { createMcpRouter } from './channels/mcp/index.js';
 import { startRealtime } from './channels/realtime/index.js';
 import { startSmtpServers } from './channels/smtp/index.js';
@@ -99,11 +102,14 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       metrics,
     });
     const server = http.createServer(app.callback());
+    server.on('clientError', answerClientError);
     server.keepAliveTimeout = 65_000;
+    const drain = gracefulClose(server);
     const hub = roles.includes('realtime') ? await startRealtime(services, server) : null;
     httpPort = await listen(server, config.PORT, config.HOST, 'PORT');
     log.info('http.listening', { port: httpPort, roles });
-    closers.push(() => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+    // Requests in flight finish (an acknowledged 202 reaches its client); the rest is cut after HTTP_DRAIN_TIMEOUT.
+    closers.push(() => drain(config.HTTP_DRAIN_TIMEOUT));
     // Pushed last so it closes first: open websockets would otherwise hold server.close() forever.
     if (hub) closers.push(() => hub.close());
   }
@@ -114,11 +120,16 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     closers.push(() => smtp.close());
   }
   if (roles.includes('worker')) {
-    const worker = new OutboxWorker(services, { pollIntervalMs: config.WORKER_POLL_INTERVAL, leaseMs: config.WORKER_LEASE, workerId: `${hostname()}:${process.pid}` });
+    const worker = new OutboxWorker(services, {
+      pollIntervalMs: config.WORKER_POLL_INTERVAL, leaseMs: config.WORKER_LEASE, workerId: `${hostname()}:${process.pid}`,
+      retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
+    });
     worker.start();
     closers.push(() => worker.stop());
     const eventSweeper = startEventSweeper(services.events, log);
     closers.push(() => eventSweeper.stop());
+    const storageSweeper = startStorageSweeper(new StorageSweeper(db, blobs, clock, { orphanGraceMs: config.BLOB_ORPHAN_GRACE, uploadTtlMs: config.UPLOAD_TTL }), log, config.STORAGE_SWEEP_INTERVAL);
+    closers.push(() => storageSweeper.stop());
   }
   if (config.MAILBOX_RESOURCES_DIR) {
     const watcher = await startResourceDirectory(services, path.resolve(config.MAILBOX_RESOURCES_DIR));

@@ -2,20 +2,13 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 import { measure, table, type Figures } from '../lib/measure.js';
-import { startProcess, stopProcess } from '../lib/processes.js';
+import { serve, startProcess, stopProcess } from '../lib/processes.js';
+import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { seedMessages } from './seed.js';
 
 // bench/http: GET /api/messages (limit 50) and GET /api/messages/{id} on a 10 000- and a
 // 1 000 000-message mailbox on PostgreSQL, side by side with a bare node:http ceiling.
-const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000);
 const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -24,42 +17,28 @@ const PORT = 18080;
 const CEILING_PORT = 18081;
 
 async function main(): Promise<void> {
-  const dbName = `mbx_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const db = await scratchDatabase('mbx_bench');
+  const databaseUrl = db.url;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-'));
   const secretKey = randomBytes(32).toString('hex');
   const env = { DATABASE_URL: databaseUrl, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: secretKey, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10' };
   const children = [];
   try {
     // Migrate and create the tenants through the core, then seed messages with SQL.
-    const runtime = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
-    const s = runtime.services;
-    const tenants = await s.db.tx(async (trx) => {
-      const domainId = await upsertDomain(trx, { name: 'bench.test' });
-      const out: Record<string, { mailboxId: string; token: string }> = {};
-      for (const size of ['small', 'large']) {
-        const mailboxId = await insertMailbox(trx, { domainId, address: `${size}@bench.test`, displayName: size });
-        const t = await s.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null });
-        out[size] = { mailboxId, token: t.accessToken };
-      }
-      return out;
-    });
-    await runtime.close();
+    const [small, large] = await seedMailboxes(env, 'bench.test', ['small', 'large']);
+    const tenants = { small: small!, large: large! };
     const t0 = Date.now();
-    await seedMessages(databaseUrl, tenants.small!.mailboxId, 'small@bench.test', SMALL);
-    await seedMessages(databaseUrl, tenants.large!.mailboxId, 'large@bench.test', LARGE);
+    await seedMessages(databaseUrl, tenants.small.mailboxId, 'small@bench.test', SMALL);
+    await seedMessages(databaseUrl, tenants.large.mailboxId, 'large@bench.test', LARGE);
     console.log(`seeded ${SMALL} + ${LARGE} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    const server = await startProcess(['dist/src/cli.js', 'serve', '--roles', 'api'], env, `http://127.0.0.1:${PORT}/healthz`);
+    const server = await serve('api', PORT, env);
     children.push(server);
     const base = `http://127.0.0.1:${PORT}`;
-    const auth = (size: 'small' | 'large') => ({ authorization: `Bearer ${tenants[size]!.token}` });
+    const auth = (size: 'small' | 'large') => ({ authorization: `Bearer ${tenants[size].token}` });
     const middleId = async (size: 'small' | 'large') => {
       const n = size === 'small' ? SMALL : LARGE;
-      return `msg_${tenants[size]!.mailboxId.slice(-8)}${String(Math.ceil(n / 2)).padStart(9, '0')}`;
+      return `msg_${tenants[size].mailboxId.slice(-8)}${String(Math.ceil(n / 2)).padStart(9, '0')}`;
     };
     const listBody = await (await fetch(`${base}/api/messages?limit=50`, { headers: auth('large') })).text();
     const largeId = await middleId('large');
@@ -97,8 +76,7 @@ async function main(): Promise<void> {
     writeFileSync(`bench/results/http-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ results, listRatio, getRatio, share }, null, 2));
   } finally {
     for (const c of children) await stopProcess(c);
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await db.drop();
   }
 }
 

@@ -15,3 +15,6 @@ export function table(rows: Array<Record<string, string | number>>): string {
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   return [line(cols), line(cols.map(() => '---')), ...rows.map((r) => line(cols.map((c) => r[c] ?? '')))].join('\n');
 }
+
+/** Nearest-rank percentile of an ascending array (NaN when empty). */
+export const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);

@@ -1,18 +1,13 @@
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { table } from '../lib/measure.js';
-import { stopProcess } from '../lib/processes.js';
-import { ceiling, ClientProcess, freePort, redisServer, serve } from './infra.js';
+import { freePort, redisServer, serve, stopProcess } from '../lib/processes.js';
+import { cpuSeconds } from '../lib/proc.js';
+import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
+import { ceiling, ClientProcess } from './infra.js';
 import { nowMs, SmtpSender } from './smtp-sender.js';
 import type { ClientSpec } from './clients.js';
 
@@ -20,7 +15,6 @@ import type { ClientSpec } from './clients.js';
 // MX listener) to `message.received` on every subscribed socket, 2 realtime processes sharing
 // PostgreSQL and Redis, 100 mailboxes; side by side with a bare Socket.IO ceiling fed the same
 // payloads over HTTP. Latency and delivery ratio per client count.
-const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CLIENTS = (process.env.BENCH_RT_CLIENTS ?? '1000,10000').split(',').map(Number);
 const MAILBOXES = 100;
 const RATE = Number(process.env.BENCH_RT_RATE ?? 20);
@@ -36,16 +30,6 @@ interface Row {
 }
 /** When a message was handed over: `start` (end of DATA, or the ceiling's POST) and `accepted` (the 250; the POST's answer). */
 interface Sent { start: number; accepted: number }
-
-/** CPU seconds (user + system) a process has used so far (Linux /proc; 100 ticks per second). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
 
 /** Connects `n` clients (client i follows mailbox i % 100 on server i % 2), sends at RATE for SECONDS, measures. */
 async function phase(name: string, n: number, urls: string[], mailboxes: Array<{ address: string; token: string }>,
@@ -115,11 +99,7 @@ async function phase(name: string, n: number, urls: string[], mailboxes: Array<{
 }
 
 async function main(): Promise<void> {
-  const dbName = `mbx_bench_rt_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const db = await scratchDatabase('mbx_bench_rt');
   const children = [];
   const dns = await startDnsStub({});
   try {
@@ -127,24 +107,12 @@ async function main(): Promise<void> {
     children.push(await redisServer(redisPort));
     const [apiPort, mxPort, submissionPort, rt1, rt2, c1, c2] = await Promise.all(Array.from({ length: 7 }, freePort));
     const env = {
-      DATABASE_URL: databaseUrl, REDIS_URL: `redis://127.0.0.1:${redisPort}`, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
+      DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${redisPort}`, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
       MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10',
       SMTP_MX_PORT: String(mxPort), SMTP_SUBMISSION_PORT: String(submissionPort), DNS_SERVERS: dns.server, SMTP_HOSTNAME: 'mx.bench.test',
     };
     // Migrate and declare 100 mailboxes with a token each, through the core.
-    const seed = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
-    const mailboxes = await seed.services.db.tx(async (trx) => {
-      const domainId = await upsertDomain(trx, { name: 'rt.bench.test' });
-      const out: Array<{ address: string; token: string }> = [];
-      for (let i = 0; i < MAILBOXES; i++) {
-        const address = `m${String(i).padStart(3, '0')}@rt.bench.test`;
-        const mailboxId = await insertMailbox(trx, { domainId, address, displayName: `M${i}` });
-        const t = await seed.services.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null });
-        out.push({ address, token: t.accessToken });
-      }
-      return out;
-    });
-    await seed.close();
+    const mailboxes = await seedMailboxes(env, 'rt.bench.test', Array.from({ length: MAILBOXES }, (_, i) => `m${String(i).padStart(3, '0')}`));
 
     children.push(await serve('api,smtp,worker', apiPort!, env));
     const realtime1 = await serve('realtime', rt1!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) });
@@ -188,8 +156,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of children.reverse()) await stopProcess(c);
     await dns.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await db.drop();
   }
 }
 

@@ -3,16 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import pg from 'pg';
-import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 import { selfSignedCertificate } from '../../src/channels/smtp/self-signed-cert.js';
 import { table } from '../lib/measure.js';
-import { startProcess, stopProcess } from '../lib/processes.js';
+import { serve, stopProcess } from '../lib/processes.js';
+import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
@@ -20,18 +14,13 @@ import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from
 // bench/smtp: 8 concurrent clients sending 10 KB messages, to submission (587: STARTTLS + AUTH)
 // and to the inbound port (25), each side by side with Postfix's smtpd writing into its queue
 // (fsync on) and Postfix's smtp-sink (accepts and discards: the ceiling), same client and load.
-const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SMTP_SECONDS ?? 10);
 const CLIENTS = Number(process.env.BENCH_SMTP_CLIENTS ?? 8);
 const BASE = Number(process.env.BENCH_SMTP_PORT_BASE ?? 26500);
 const PORTS = { http: BASE, submission: BASE + 87, mx: BASE + 25, postfix: BASE + 126, sink: BASE + 127 };
 
 async function main(): Promise<void> {
-  const dbName = `mbx_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const db = await scratchDatabase('mbx_bench');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-smtp-'));
   const pfDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-postfix-'));
   const dns = await startDnsStub({
@@ -42,26 +31,15 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
     const env = {
-      DATABASE_URL: databaseUrl, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1',
+      DATABASE_URL: db.url, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1',
       PORT: String(PORTS.http), SMTP_SUBMISSION_PORT: String(PORTS.submission), SMTP_MX_PORT: String(PORTS.mx), SMTP_HOSTNAME: 'mail.bench.test',
       SEND_RATE_LIMIT_PER_MINUTE: '100000000', SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000', DNS_SERVERS: dns.server, LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10',
     };
-    const runtime = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
-    const s = runtime.services;
     // One mailbox per client: agents submit as themselves (and the world writes to several).
-    const tokens = await s.db.tx(async (trx) => {
-      const domainId = await upsertDomain(trx, { name: 'bench.test' });
-      const out: string[] = [];
-      for (let i = 0; i < CLIENTS; i++) {
-        const mailboxId = await insertMailbox(trx, { domainId, address: `agent${i}@bench.test`, displayName: `Agent ${i}` });
-        out.push((await s.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null })).accessToken);
-      }
-      return out;
-    });
-    await runtime.close();
+    const tokens = (await seedMailboxes(env, 'bench.test', Array.from({ length: CLIENTS }, (_, i) => `agent${i}`))).map((m) => m.token);
     // api for the readiness probe; smtp for both listeners. No worker: like Postfix's held queue,
     // accepted mail stays queued, so only acceptance is measured.
-    children.push(await startProcess(['dist/src/cli.js', 'serve', '--roles', 'api,smtp'], env, `http://127.0.0.1:${PORTS.http}/healthz`));
+    children.push(await serve('api,smtp', PORTS.http, env));
     await waitForGreeting(PORTS.submission);
 
     const missing = postfixUnavailable();
@@ -106,8 +84,7 @@ async function main(): Promise<void> {
     for (const stop of stops) await stop().catch(() => undefined);
     for (const c of children) await stopProcess(c);
     await dns.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await db.drop();
     rmSync(dataDir, { recursive: true, force: true });
     // BENCH_KEEP=1 keeps the Postfix instance directory (its postfix.log) for inspection.
     if (!process.env.BENCH_KEEP) rmSync(pfDir, { recursive: true, force: true });

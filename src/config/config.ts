@@ -43,8 +43,14 @@ export const configSchema = z.object({
   SMTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(1).default(50),
   /** An SMTP client silent this long is disconnected (RFC 5321 §4.5.3.2.7 suggests 5 minutes). */
   SMTP_IDLE_TIMEOUT: durationMs.default(300_000),
-  /** Failed SMTP AUTH attempts per client address per 15 minutes before AUTH answers 454. */
-  SMTP_AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
+  /** Longest SMTP session: a client dribbling a byte at a time never goes idle, so the session itself ends here (421 4.4.2). */
+  SMTP_SESSION_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(1_800_000),
+  /** On shutdown, SMTP sessions in flight get this long to finish before `421 4.3.2` (the chart passes smtp.closeTimeoutSeconds). */
+  SMTP_CLOSE_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
+  /** Former name of AUTH_FAILURES_PER_15M, read when that is unset. */
+  SMTP_AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).optional(),
+  /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */
+  AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
   /** smtp://user:pass@host:port (STARTTLS when offered) or smtps://… : the relay for external recipients. */
   SMTP_RELAY_URL: z.string().url().optional(),
   /** External delivery: `relay` (SMTP_RELAY_URL), `mx` (direct to the recipient's MX) or `none`; default relay when SMTP_RELAY_URL is set, else none. */
@@ -107,16 +113,28 @@ export const configSchema = z.object({
   WORKER_POLL_INTERVAL: durationMs.default(1000),
   /** Lease a worker holds on a claimed job before another worker may take it. */
   WORKER_LEASE: durationMs.default(60_000),
+  /** Delay after a failed delivery attempt; doubles with each further attempt (half fixed, half random). */
+  DELIVERY_RETRY_BASE: durationMs.refine((ms) => ms > 0, 'must be above 0').default(60_000),
+  /** Ceiling of one delivery retry delay. */
+  DELIVERY_RETRY_MAX: durationMs.refine((ms) => ms > 0, 'must be above 0').default(3_600_000),
   /** Age of retained events before the sweeper removes them. */
   EVENT_RETENTION: durationMs.default(7 * 86_400_000),
   /** Newest events kept per mailbox; older ones are swept even inside EVENT_RETENTION. */
   EVENT_RETENTION_MAX_PER_MAILBOX: z.coerce.number().int().min(1).default(10_000),
+  /** How often the worker deletes orphan blobs and expired uploads (first pass a minute after start); 0 disables. */
+  STORAGE_SWEEP_INTERVAL: durationMs.default(3_600_000),
+  /** An unreferenced blob younger than this is kept: its row may not have committed yet. */
+  BLOB_ORPHAN_GRACE: durationMs.default(3_600_000),
+  /** Uploaded attachments no send claimed are deleted, with their blobs, after this long. */
+  UPLOAD_TTL: durationMs.default(86_400_000),
   /** Origins allowed to open the real-time connection (comma list, `*` any); no Origin and same-origin are always allowed. */
   REALTIME_ALLOWED_ORIGINS: z.string().default(''),
   /** Browser origins allowed on /mcp (comma list, `*` any); no Origin and same-origin are always allowed (MCP: DNS-rebinding defence). */
   MCP_ALLOWED_ORIGINS: z.string().default(''),
   /** Log level: debug, info, warn, error. */
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** On shutdown, HTTP requests in flight get this long to finish before their connections are cut. */
+  HTTP_DRAIN_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
   /** Trust X-Forwarded-For for the client address (behind a proxy or ingress). */
   TRUST_PROXY: bool.default(false),
   /** Public base URL shown in docs and links. */
@@ -139,6 +157,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = env[key];
     if (value !== undefined && value !== '') picked[key] = value;
   }
+  // One credential-failure budget for every channel since issue 6; the SMTP-only name still works.
+  if (picked.AUTH_FAILURES_PER_15M === undefined && picked.SMTP_AUTH_FAILURES_PER_15M !== undefined) picked.AUTH_FAILURES_PER_15M = picked.SMTP_AUTH_FAILURES_PER_15M;
   const parsed = configSchema.safeParse(picked);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -16,6 +16,10 @@ export const ERRORS = {
   EXPIRY_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'expiresAtTs is invalid.' },
   TOKEN_IN_URL: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'Access tokens are never accepted in a URL; send it in the handshake auth or the Authorization header.' },
   JSON_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'The body is not valid JSON.' },
+  TEXT_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'Text may not contain NUL characters or unpaired surrogates.' },
+  HTTP_MALFORMED: { status: 400, smtp: '500 5.5.2 Syntax error', message: 'The HTTP request is malformed.' },
+  HTTP_HEADERS_TOO_LARGE: { status: 431, smtp: '500 5.5.2 Line too long', message: 'The request line or header section is too large.' },
+  HTTP_REQUEST_TIMEOUT: { status: 408, smtp: '421 4.4.2 Timeout, closing connection', message: 'The request did not arrive in time.' },
   UNAUTHENTICATED: { status: 401, smtp: '535 5.7.8 Authentication credentials invalid', message: 'A valid access token is required.' },
   LOGIN_FAILED: { status: 401, smtp: '535 5.7.8 Authentication credentials invalid', message: 'Address or password is wrong.' },
   SCOPE_MISSING: { status: 403, smtp: '535 5.7.8 Authentication credentials invalid', message: 'The token lacks a required scope.' },
@@ -32,6 +36,7 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, smtp: '554 5.6.1 Media not supported', message: 'Unsupported Content-Type.' },
   RATE_LIMITED: { status: 429, smtp: '451 4.7.1 Rate limit exceeded, try again later', message: 'Send rate limit reached for this mailbox.' },
   LOGIN_THROTTLED: { status: 429, smtp: '454 4.7.0 Too many failed attempts, try again later', message: 'Too many failed logins for this address.' },
+  AUTH_THROTTLED: { status: 429, smtp: '454 4.7.0 Too many failed authentication attempts, try again later', message: 'Too many failed authentication attempts from this client address.' },
   // SMTP transport (RFC 5321 reply codes, RFC 3463 enhanced codes; HTTP statuses for completeness).
   AUTH_REQUIRED: { status: 401, smtp: '530 5.7.0 Authentication required', message: 'Authenticate first (RFC 4954 §6).' },
   AUTH_UNAVAILABLE: { status: 503, smtp: '454 4.7.0 Temporary authentication failure', message: 'Credentials cannot be checked right now (RFC 4954 §6).' },

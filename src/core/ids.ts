@@ -17,9 +17,27 @@ function base32(bytes: Uint8Array, length: number): string {
   return out;
 }
 
+let lastTime = -1;
+let lastRandom = Buffer.alloc(10);
+
+/** The 80-bit random part: fresh, or the previous one plus one within the same millisecond. */
+function randomPart(now: number): Buffer {
+  if (now === lastTime) {
+    const next = Buffer.from(lastRandom);
+    for (let i = next.length - 1; i >= 0 && ++next[i]! === 256; i--) next[i] = 0;
+    lastRandom = next;
+  } else {
+    lastTime = now;
+    lastRandom = randomBytes(10);
+  }
+  return lastRandom;
+}
+
 /**
  * Opaque ids with a type prefix (`msg_…`): 10 chars of millisecond time then 16 random chars
- * (80 bits), so ids sort by creation and never collide across replicas.
+ * (80 bits), so ids sort by creation and never collide across replicas. Within one millisecond a
+ * process counts up from its last random part (monotonic ULIDs), so rows made together, such as
+ * the attachments of one message, sort in the order they were made.
  */
 export function newId(prefix: string, now = Date.now()): string {
   let time = '';
@@ -28,7 +46,7 @@ export function newId(prefix: string, now = Date.now()): string {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  return `${prefix}_${time}${base32(randomBytes(10), 16)}`;
+  return `${prefix}_${time}${base32(randomPart(now), 16)}`;
 }
 
 export const ID_PREFIX = {

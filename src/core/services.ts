@@ -10,6 +10,7 @@ import { UsageRecorder } from './tokens/usage-recorder.js';
 import { CursorCodec } from './paging/cursor.js';
 import { MailboxService } from './mailboxes/mailbox.service.js';
 import { LoginService } from './auth/login.service.js';
+import { AuthThrottle } from './auth/auth-throttle.js';
 import { RateLimits } from './ratelimit/rate-limits.js';
 import { deriveKey } from './keys/server-key.js';
 import type { EventBus } from './events/event-bus.js';
@@ -64,7 +65,8 @@ export function createServices(deps: CoreDeps): Services {
   const cipher = new TokenCipher(deriveKey(serverKey, 'token-cipher'));
   const cursors = new CursorCodec(deriveKey(serverKey, 'cursor'));
   const usage = new UsageRecorder(db);
-  const tokens = new TokenService(db, cipher, clock, usage, log, { revealWindowMs: config.TOKEN_REVEAL_WINDOW, defaultTtlMs: config.TOKEN_DEFAULT_TTL, authCacheTtlMs: config.AUTH_CACHE_TTL });
+  const throttle = new AuthThrottle(redis, config.AUTH_FAILURES_PER_15M, log);
+  const tokens = new TokenService(db, cipher, clock, usage, log, { revealWindowMs: config.TOKEN_REVEAL_WINDOW, defaultTtlMs: config.TOKEN_DEFAULT_TTL, authCacheTtlMs: config.AUTH_CACHE_TTL, throttle });
   const limits = new RateLimits(redis, { sendPerMinute: config.SEND_RATE_LIMIT_PER_MINUTE, loginFailuresPer15m: config.LOGIN_FAILURES_PER_15M });
   const mailboxes = new MailboxService(db, tokens, cursors, clock, { bootstrapTtlMs: config.BOOTSTRAP_TOKEN_TTL });
   const login = new LoginService(db, tokens, cipher, limits, clock, log, { defaultTtlMs: config.TOKEN_DEFAULT_TTL });

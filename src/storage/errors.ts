@@ -1,7 +1,38 @@
-/** True when the database cannot be reached right now (connection refused, reset, shutting down). */
+/** Socket errors: the database host cannot be reached, or the connection to it broke. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * SQLSTATEs of a server going away or not taking connections: 57P01 admin_shutdown (also sent on
+ * an immediate stop), 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up, recovering),
+ * 53300 too_many_connections; and class 08, connection exceptions.
+ */
+const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
+/**
+ * node-postgres and pg-pool report a lost or unobtainable connection with these messages and no
+ * code: a server killed mid-query ("Connection terminated unexpectedly"), a client whose socket
+ * already failed, a pool that cannot connect in time.
+ */
+const PG_CONNECTION_MESSAGES = [
+  /^Connection terminated( unexpectedly| due to connection timeout)?$/,
+  /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
+  /^timeout exceeded when trying to connect$/,
+  /^Query read timeout$/,
+];
+
+/**
+ * True when the database cannot be reached right now (connection refused, reset or cut, server
+ * shutting down or recovering): channels answer 503 / 451 4.3.0 and the client retries. Follows
+ * `cause`, since drivers and the ORM wrap the original error.
+ */
 export function isStorageUnavailable(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code !== undefined && (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08006', '08001', '08003'] as string[]).includes(code);
+  let e: unknown = err;
+  for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof message === 'string' && PG_CONNECTION_MESSAGES.some((re) => re.test(message))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** PostgreSQL unique_violation, optionally on one named constraint. */

@@ -60,7 +60,8 @@ export function createMetrics(services: Services): { middleware: Koa.Middleware;
     const now = services.clock.now();
     const [jobs, events] = await Promise.all([
       services.db.one(sql<{ due: unknown; scheduled: unknown; oldest: unknown }>`
-        select count(*) filter (where run_after <= ${now}) as due, count(*) filter (where run_after > ${now}) as scheduled, min(created_at) as oldest
+        select count(*) filter (where run_after <= ${now} and (lease_until is null or lease_until <= ${now})) as due,
+          count(*) filter (where run_after > ${now} or lease_until > ${now}) as scheduled, min(created_at) as oldest
         from outbox_job where status = 'pending'`),
       services.db.one(sql<{ newest: unknown }>`select max(occurred_at) as newest from mailbox_event`),
     ]);

@@ -98,6 +98,7 @@ describe.skipIf(!helmAvailable)('helm chart (real helm 3.10)', () => {
       expect(c.ports.map((p: any) => p.containerPort)).toEqual([8080, 2587, 2525]);
       expect(c.lifecycle.preStop.exec.command).toEqual(['sleep', '10']);
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(10 + 5);
+      expect(c.env).toContainEqual({ name: 'SMTP_CLOSE_TIMEOUT', value: '5s' }); // smtp.closeTimeoutSeconds reaches the server
       expect(ofKind(objects, 'Service').filter((s) => s.spec.type === 'ClusterIP').map((s) => s.metadata.name).sort()).toEqual(['mbx-mailbox-service-api', 'mbx-mailbox-service-realtime']);
     });
 

@@ -22,8 +22,9 @@ export class SmtpWire {
     this.attach(socket);
   }
 
-  static async connect(port: number, greeting: number | null = 220): Promise<SmtpWire> {
-    const socket = net.connect(port, '127.0.0.1');
+  /** `localAddress` binds the client side (e.g. 127.0.0.2: a second client address on loopback). */
+  static async connect(port: number, greeting: number | null = 220, localAddress?: string): Promise<SmtpWire> {
+    const socket = net.connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const wire = new SmtpWire(socket);
     if (greeting !== null) await wire.expect(greeting);

@@ -40,6 +40,13 @@ export interface RouteFixture {
    * mailbox of X by id or address; a route that only reads the caller's own domain succeeds.
    */
   foreignDomain: 403 | 404 | 'success';
+  /**
+   * What a full-scope mailbox token of another mailbox (A2 of X, or B1 of Y) gets when the request
+   * is built to name A1 (as for a domain caller): 404 where it names an object of A1 by id, 400
+   * where it names A1 by mailboxAddress, success where the route only touches the caller's own
+   * mailbox. Required for every route that serves mailbox tokens (the matrix checks).
+   */
+  otherMailbox?: 400 | 404 | 'success';
 }
 
 export const routeKey = (r: { method: string; path: string }): string => `${r.method} ${r.path}`;
@@ -73,46 +80,46 @@ export const routeFixtures: Record<string, RouteFixture> = {
   // ---- messages ----
   'GET /api/messages': {
     build: async (w, c) => { await message(w); return { path: '/api/messages', query: { ...asDomain(c, w), limit: '10' } }; },
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
   'GET /api/messages/:messageId': {
     build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}` }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
   'PUT /api/messages/:messageId/read-state': {
     build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}/read-state`, json: { isRead: true } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
   'POST /api/messages/bulk-read-state': {
     build: async (w, c) => ({ path: '/api/messages/bulk-read-state', json: { ...asDomain(c, w), ids: [(await message(w)).messageId], isRead: true } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
   'DELETE /api/messages/:messageId': {
     build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}` }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
   'POST /api/messages/bulk-delete': {
     build: async (w, c) => ({ path: '/api/messages/bulk-delete', json: { ...asDomain(c, w), ids: [(await message(w)).messageId] } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
   'GET /api/messages/wait': {
     // A long-poll: timeoutMs 0 only checks once, so every allowed row answers 200 timedOut at once.
     build: async (w, c) => ({ path: '/api/messages/wait', query: { ...asDomain(c, w), timeoutMs: '0' } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
   'GET /api/threads/:threadId': {
     build: async (w) => ({ path: `/api/threads/${(await message(w)).threadId}` }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
 
   // ---- send and attachments ----
   'POST /api/messages/send': {
     build: async (w) => ({ path: '/api/messages/send', json: { mailboxAddress: w.t.A1.address, toAddress: 'someone@remote.example', subject: 'Hi', bodyText: 'Hello' } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
   'POST /api/messages/:messageId/reply': {
     build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}/reply`, json: { mailboxAddress: w.t.A1.address, subject: 'Re: Seeded', bodyText: 'Thanks' } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
   'POST /api/messages/attachments': {
     build: async (w) => ({
@@ -124,37 +131,37 @@ export const routeFixtures: Record<string, RouteFixture> = {
         return f;
       },
     }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
 
   // ---- token self-governance (mailbox token only: a foreign domain token is a 403 by kind) ----
-  'GET /api/mailbox/access-tokens': { build: async () => ({ path: '/api/mailbox/access-tokens' }), foreignDomain: 403 },
+  'GET /api/mailbox/access-tokens': { build: async () => ({ path: '/api/mailbox/access-tokens' }), foreignDomain: 403, otherMailbox: 'success' },
   'POST /api/mailbox/access-tokens': {
     build: async (_w, c) => ({ path: '/api/mailbox/access-tokens', json: { tokenName: `t${fresh()}`, scopes: grantable(c) } }),
-    foreignDomain: 403,
+    foreignDomain: 403, otherMailbox: 'success',
   },
   'POST /api/mailbox/access-tokens/:tokenId/reveal': {
     build: async (w) => ({ path: `/api/mailbox/access-tokens/${(await targetToken(w)).tokenId}/reveal` }),
-    foreignDomain: 403,
+    foreignDomain: 403, otherMailbox: 404,
   },
   'POST /api/mailbox/access-tokens/:tokenId/disable': {
     build: async (w) => ({ path: `/api/mailbox/access-tokens/${(await targetToken(w)).tokenId}/disable` }),
-    foreignDomain: 403,
+    foreignDomain: 403, otherMailbox: 404,
   },
   'DELETE /api/mailbox/access-tokens/:tokenId': {
     build: async (w) => ({ path: `/api/mailbox/access-tokens/${(await targetToken(w)).tokenId}` }),
-    foreignDomain: 403,
+    foreignDomain: 403, otherMailbox: 404,
   },
 
   // ---- domain governance ----
   // ---- downloads and the DKIM record (mail transport) ----
   'GET /api/messages/:messageId/raw': {
     build: async (w) => ({ path: `/api/messages/${(await seedMessageWithRaw(w.server, w.t.A1)).messageId}/raw` }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
   'GET /api/messages/:messageId/attachments/:attachmentId': {
     build: async (w) => { const m = await seedMessageWithRaw(w.server, w.t.A1); return { path: `/api/messages/${m.messageId}/attachments/${m.attachmentId}` }; },
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 404,
   },
   'GET /api/domain/dkim': { build: async () => ({ path: '/api/domain/dkim' }), foreignDomain: 'success' },
   'GET /api/domain/mailboxes': { build: async () => ({ path: '/api/domain/mailboxes', query: { limit: '5' } }), foreignDomain: 'success' },
@@ -188,7 +195,7 @@ export const routeFixtures: Record<string, RouteFixture> = {
   // ---- event log ----
   'GET /api/events': {
     build: async (w, c) => ({ path: '/api/events', query: { ...asDomain(c, w), after: '0', limit: '10' } }),
-    foreignDomain: 404,
+    foreignDomain: 404, otherMailbox: 400,
   },
 
   // ---- password login (no bearer token) ----

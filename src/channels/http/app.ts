@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import { z } from 'zod';
 import { AppError } from '../../core/errors.js';
+import { assertStorableText } from '../../core/text.js';
 import type { Services } from '../../core/services.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { envelope, envelopeMiddleware } from './envelope.js';
@@ -10,6 +11,7 @@ import type { RouteSpec } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { buildOpenApi } from './openapi.js';
 import { RawResponse } from './route.js';
+import { assertIdentityCoding } from './body-coding.js';
 
 export interface HttpAppOptions {
   /** Mount the /api routes (api role); false serves only health, readiness and metrics. */
@@ -32,7 +34,10 @@ export function bearerToken(header: string | undefined): string | undefined {
 function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
   if (!schema) return value as T;
   const parsed = schema.safeParse(value ?? {});
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    assertStorableText(parsed.data, where);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0]!;
   const field = issue.path.length ? issue.path.join('.') : where;
   throw new AppError(issueCode(field), `${field}: ${issue.message}`);
@@ -112,6 +117,7 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     middlewares.push(async (ctx, next) => {
       const hasBody = ctx.request.length !== undefined ? ctx.request.length > 0 : ctx.request.headers['transfer-encoding'] !== undefined;
       if (hasBody && !ctx.request.is('application/json')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+      if (hasBody) assertIdentityCoding(ctx);
       await next();
     }, json);
   }

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { AppError, isAppError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
@@ -55,4 +56,36 @@ export function toAppError(err: unknown): AppError {
   if (status === 400 && (e?.type === 'entity.parse.failed' || /json/i.test(e?.message ?? ''))) return new AppError('JSON_INVALID');
   if (status === 400) return new AppError('VALIDATION_FAILED', e?.expose ? e.message : undefined);
   return new AppError('INTERNAL');
+}
+
+/** Sockets already answered: the parser reports every later chunk of a broken request again. */
+const answered = new WeakSet<Duplex>();
+
+/**
+ * Node's HTTP parser refuses some requests before Koa sees them: malformed syntax, a request
+ * line or header section over the header size limit (431), a body whose framing is ambiguous
+ * (both Content-Length and Transfer-Encoding, RFC 9112 §6.3), a request not complete within the
+ * server's requestTimeout (408). Node's own answer has no body;
+ * this one is the envelope like every other refusal. What the client still sends is drained
+ * for a moment, so it reads the answer instead of a connection reset. Wire to the server's
+ * `clientError` event.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  // A response already on its way (keep-alive) cannot be followed by another one.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (!socket.writable || inFlight || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const error = new AppError(err.code === 'HPE_HEADER_OVERFLOW' ? 'HTTP_HEADERS_TOO_LARGE' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'HTTP_REQUEST_TIMEOUT' : 'HTTP_MALFORMED');
+  void withServerSpan('HTTP client error', {}, async (span) => {
+    span.setAttribute('http.response.status_code', error.status);
+    const body = JSON.stringify(envelope(error.status, null, error.message));
+    socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
+      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2_000).unref();
 }

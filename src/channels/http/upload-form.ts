@@ -3,6 +3,7 @@ import type { ParameterizedContext } from 'koa';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import { AppError } from '../../core/errors.js';
 import type { AttachmentService, StagedUpload } from '../../core/attachments/attachment.service.js';
+import { assertIdentityCoding } from './body-coding.js';
 
 /** Room for boundaries, part headers and the mailboxAddress field around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -22,6 +23,7 @@ export interface UploadForm {
  */
 export async function readUploadForm(ctx: ParameterizedContext, attachments: AttachmentService): Promise<UploadForm> {
   if (!ctx.request.is('multipart/form-data')) throw new AppError('ATTACHMENT_FORM_INVALID');
+  assertIdentityCoding(ctx);
   const declared = Number(ctx.get('content-length'));
   if (Number.isFinite(declared) && declared > attachments.maxBytes + FORM_OVERHEAD_BYTES) throw new AppError('PAYLOAD_TOO_LARGE');
 

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, isAppError } from '../../core/errors.js';
+import { assertStorableText } from '../../core/text.js';
 import type { Logger } from '../../core/logger.js';
 import { isStorageUnavailable } from '../../storage/errors.js';
 
@@ -25,7 +26,10 @@ function issueCode(field: string) {
  */
 export function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   const parsed = schema.safeParse(args ?? {});
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    assertStorableText(parsed.data, 'arguments');
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0]!;
   const field = issue.path.length ? issue.path.join('.') : 'arguments';
   throw new AppError(issueCode(field), `${field}: ${issue.message}`);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -12,6 +13,15 @@ const INSTRUCTIONS =
   'get_message and get_thread; send with send_mail or reply_message (queued, not yet delivered); wait for incoming mail (for ' +
   'example a verification code) with wait_for_message. Tool errors are isError results whose text is ' +
   '{"code": <HTTP status>, "errMsg": "..."}.';
+
+/**
+ * tools/call as registered: any params. The SDK validates a tools/call against its strict schema
+ * twice, first where a failure is an uncaught ZodError (JSON-RPC -32603, internal error), then in
+ * Server's tools/call wrapper where it is -32602 invalid params (JSON-RPC 2.0 §5.1). Registering
+ * this lenient schema lets the second, correct answer through: `arguments: "text"` is a caller's
+ * mistake, not a server fault.
+ */
+const LenientToolCall = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
 /** The tools, built once per process (schemas converted once, not per request). */
 export interface ToolCatalog {
@@ -37,7 +47,9 @@ export function buildMcpServer(services: Services, principal: Principal, catalog
   const mcp = new McpServer({ name: 'mailbox-service', version: '0.1.0' }, { instructions: INSTRUCTIONS });
   mcp.server.registerCapabilities({ tools: { listChanged: false } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...catalog.definitions] }));
-  mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  mcp.server.setRequestHandler(LenientToolCall, async (raw, extra) => {
+    // The SDK's tools/call wrapper has validated `raw` against CallToolRequestSchema by now.
+    const request = raw as unknown as z.infer<typeof CallToolRequestSchema>;
     const tool = catalog.byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}.`);
     const token = extra._meta?.progressToken;

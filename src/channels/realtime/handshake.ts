@@ -38,7 +38,7 @@ export async function authorizeHandshake(services: Services, origins: OriginPoli
   }
   const auth = (h.auth ?? {}) as Record<string, unknown>;
   const token = typeof auth.token === 'string' && auth.token !== '' ? auth.token : bearerToken(header(h, 'authorization'));
-  const principal = await services.tokens.authenticate(token, h.address || null);
+  const principal = await services.tokens.authenticate(token, clientAddress(services, h));
   const parsed = authSchema.safeParse({ mailboxAddress: auth.mailboxAddress, lastEventId: auth.lastEventId });
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? 'auth');
@@ -48,13 +48,25 @@ export async function authorizeHandshake(services: Services, origins: OriginPoli
   return { principal, mailbox, lastEventId: parsed.data.lastEventId ?? null };
 }
 
-/** The `connect_error` a client sees: `data` is `{ code, errMsg }` with the HTTP-equivalent code. */
-export function refusal(err: unknown, log: Logger): Error & { data: { code: number; errMsg: string } } {
+/**
+ * The `connect_error` a client sees: `data` is `{ code, errMsg }` with the HTTP-equivalent code,
+ * plus `retryAfterSeconds` on a 429 (what HTTP sends as Retry-After).
+ */
+export function refusal(err: unknown, log: Logger): Error & { data: { code: number; errMsg: string; retryAfterSeconds?: number } } {
   const known = isAppError(err) ? err : new AppError('INTERNAL');
   if (!isAppError(err)) log.error('realtime.handshake_failed', { err });
-  const out = new Error(known.message) as Error & { data: { code: number; errMsg: string } };
-  out.data = { code: known.status, errMsg: known.message };
+  const out = new Error(known.message) as Error & { data: { code: number; errMsg: string; retryAfterSeconds?: number } };
+  out.data = { code: known.status, errMsg: known.message, ...(known.retryAfterSeconds !== undefined ? { retryAfterSeconds: known.retryAfterSeconds } : {}) };
   return out;
+}
+
+/** The client address the failure budget counts: as Koa's ctx.ip, X-Forwarded-For's first entry with TRUST_PROXY. */
+function clientAddress(services: Services, h: Handshake): string | null {
+  if (services.config.TRUST_PROXY) {
+    const forwarded = header(h, 'x-forwarded-for')?.split(',')[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  return h.address || null;
 }
 
 function header(h: Handshake, name: string): string | undefined {

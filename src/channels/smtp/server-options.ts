@@ -6,6 +6,7 @@ import type { TlsMaterial } from './tls-material.js';
 import type { ClientLimits } from './client-limits.js';
 import { openSession, stateOf, type Listener } from './session-state.js';
 import { smtpError } from './replies.js';
+import { connectionOf } from './smtp-connection.js';
 
 /**
  * Options both listeners share: STARTTLS with TLS 1.2 or later only, SIZE announced, enhanced
@@ -28,7 +29,8 @@ export function commonOptions(listener: Listener, config: Readonly<Config>, host
     useXForward: false,
     maxClients: config.SMTP_MAX_CONNECTIONS,
     socketTimeout: config.SMTP_IDLE_TIMEOUT,
-    closeTimeout: 5_000,
+    // SIGTERM: sessions in flight get this long, then 421 4.3.2 (MailboxSmtpConnection.send).
+    closeTimeout: config.SMTP_CLOSE_TIMEOUT,
     disableReverseLookup: true,
     logger: false,
     onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
@@ -38,6 +40,10 @@ export function commonOptions(listener: Listener, config: Readonly<Config>, host
         return callback(smtpError(new AppError('TOO_MANY_CONNECTIONS'), log, 'connect'));
       }
       state.holdsSlot = true;
+      // The idle timeout never fires for a client dribbling a byte at a time, so the session as a
+      // whole ends at SMTP_SESSION_TIMEOUT (RFC 3463 4.4.2: connection dropped).
+      state.deadline = setTimeout(() => connectionOf(session)?.abort(421, `4.4.2 ${hostname} Session time limit exceeded, closing connection`), config.SMTP_SESSION_TIMEOUT);
+      state.deadline.unref();
       callback();
     },
     onClose(session: SMTPServerSession) {

@@ -16,6 +16,8 @@ export class SessionState {
   accepted = 0;
   refused = false;
   holdsSlot = false;
+  /** Ends the session at SMTP_SESSION_TIMEOUT; cleared on close. */
+  deadline: NodeJS.Timeout | null = null;
   /** MX: accepted recipients of the transaction in progress and the mailbox each reaches. */
   recipients = new Map<string, string>();
 
@@ -47,6 +49,7 @@ export class SessionState {
   }
 
   close(): void {
+    if (this.deadline) clearTimeout(this.deadline);
     this.endTransaction('abandoned');
     const outcome = this.refused ? 'refused' : this.accepted > 0 ? 'accepted' : 'no_message';
     smtpSessions.inc({ listener: this.listener, outcome });

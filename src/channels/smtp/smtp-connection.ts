@@ -3,8 +3,14 @@ import type tls from 'node:tls';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 
+/** Longest command line, CRLF included (RFC 5321 §4.5.3.1.4). */
+const MAX_COMMAND_OCTETS = 512;
 /** A reply text that already carries an RFC 3463 enhanced status code. */
 const ENHANCED_RE = /^[245]\.\d{1,3}\.\d{1,3} /;
+/** What smtp-server says when it is closing (to commands after close() and at its close timeout). */
+const SHUTTING_DOWN = 'Server shutting down';
+/** What smtp-server says when maxClients (SMTP_MAX_CONNECTIONS) is reached, after the host name. */
+const MAX_CLIENTS_TEXT = 'Too many connected clients, try again in a moment';
 
 export interface ConnectionPolicy {
   /** Hide AUTH from EHLO and refuse it until STARTTLS completed (RFC 3207 §4, RFC 4954 §4). */
@@ -22,7 +28,10 @@ export const connectionOf = (session: SMTPServerSession): MailboxSmtpConnection 
  *   are sent as they are, instead of getting a second, generic code derived from the reply code;
  * - before TLS, EHLO does not offer AUTH and AUTH answers 530 5.7.0, unless insecure AUTH was
  *   explicitly allowed (smtp-server alone would still list AUTH in EHLO);
- * - `abort` answers and hangs up at once (an oversized DATA is not read to its end).
+ * - a command line over 512 octets answers 500 5.5.2 (AUTH excepted, see `_onCommand`);
+ * - `abort` answers and hangs up at once (an oversized DATA is not read to its end);
+ * - the shutdown reply is `421 4.3.2` (RFC 3463 §3.4 "system not accepting network messages",
+ *   RFC 5321 §3.8) instead of smtp-server's generic 4.4.2, so a client knows to retry elsewhere.
  */
 export class MailboxSmtpConnection extends SMTPConnection {
   constructor(server: MailboxSmtpServer, socket: net.Socket | tls.TLSSocket, options?: ConstructorParameters<typeof SMTPConnection>[2]) {
@@ -35,6 +44,9 @@ export class MailboxSmtpConnection extends SMTPConnection {
   }
 
   override send(code: number, data?: string | string[] | null, context?: string | false): void {
+    if (code === 421 && data === SHUTTING_DOWN) data = `4.3.2 ${this.name} Service shutting down, try again later`;
+    // SMTP_MAX_CONNECTIONS reached: the same reply as the per-client cap (TOO_MANY_CONNECTIONS).
+    if (code === 421 && data === `${this.name} ${MAX_CLIENTS_TEXT}`) data = '4.7.0 Too many connections, try again later';
     super.send(code, data, typeof data === 'string' && ENHANCED_RE.test(data) ? false : context);
   }
 
@@ -47,6 +59,21 @@ export class MailboxSmtpConnection extends SMTPConnection {
     } finally {
       this.session.disabledCommands = before;
     }
+  }
+
+  /**
+   * RFC 5321 §4.5.3.1.4: a command line is at most 512 octets with its CRLF, answered as
+   * §4.5.3.1.10 suggests ("500 Line too long"); the session goes on. AUTH and its SASL
+   * continuations may be up to 12 288 octets (RFC 4954 §4). Past smtp-server's own buffer cap
+   * (16 KiB) it answers 421 and hangs up.
+   */
+  override _onCommand(command: Buffer, callback?: () => void): void {
+    if (command.length > MAX_COMMAND_OCTETS - 2 && this._ready && !this._upgrading && !this._nextHandler && !/^AUTH\b/i.test(command.subarray(0, 5).toString('latin1'))) {
+      this.send(500, '5.5.2 Line too long');
+      setImmediate(() => this._whenWritable(callback ?? (() => undefined)));
+      return;
+    }
+    super._onCommand(command, callback);
   }
 
   override handler_AUTH(command: Buffer, callback: () => void): void {

@@ -2,14 +2,16 @@ import path from 'node:path';
 
 /**
  * A stored filename: the last path segment only (clients send `C:\fakepath\x` or `../x`), with
- * CR/LF and every other control or bidi-override character removed, because the name ends up
- * in MIME headers and in other people's download dialogs. Empty becomes `attachment`.
+ * CR/LF and every other control, the Unicode line and paragraph separators, and every bidi
+ * control (the marks, embeddings, overrides and isolates of UAX #9 §2, U+061C included) removed,
+ * because the name ends up in MIME headers and in other people's download dialogs, where
+ * `invoice\u202Egpj.exe` reads as `invoiceexe.jpg`. Empty becomes `attachment`.
  */
 export function sanitizeFilename(raw: string | null | undefined): string {
   const last = path.win32.basename(path.posix.basename(raw ?? ''));
   const cleaned = last
     .normalize('NFC')
-    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/["\\/]/g, '_')
     .trim()
     .replace(/^\.+/, '');

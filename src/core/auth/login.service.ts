@@ -13,7 +13,8 @@ import { sql, ms, type Database } from '../../storage/database.js';
 /**
  * Password login (spec, Password login): reuse a revealable token that covers the default
  * integration scopes, else mint one. Wrong password and unknown mailbox are the same 401, and
- * failures per address are throttled.
+ * failures are throttled per mailbox address (LOGIN_FAILURES_PER_15M) and per client address (the
+ * credential-failure budget every channel shares, AUTH_FAILURES_PER_15M).
  */
 export class LoginService {
   constructor(
@@ -29,16 +30,11 @@ export class LoginService {
   async login(input: { mailboxAddress: string; password: string }, remoteIp: string | null): Promise<LoginResult> {
     const address = normalizeAddress(input.mailboxAddress);
     if (!isAddress(address)) throw new AppError('MAILBOX_ADDRESS_INVALID');
+    const throttle = this.tokens.throttle;
+    if (remoteIp) await throttle.assertAllowed(remoteIp);
     await this.limits.assertLoginAllowed(address);
-    const mailbox = await this.db.one(sql<{ id: string; domain_id: string; address: string; password_hash: string | null }>`
-      select m.id, m.domain_id, m.address, m.password_hash from mailbox m join domain d on d.id = m.domain_id
-      where m.address = ${address} and m.disabled_at is null and d.disabled_at is null`);
-    const ok = mailbox?.password_hash ? await verifyPassword(input.password, mailbox.password_hash) : await verifyAgainstDummy(input.password);
-    if (!mailbox || !ok) {
-      await this.limits.recordLoginFailure(address);
-      this.log.info('login.failed', { mailboxAddress: address, remoteIp });
-      throw new AppError('LOGIN_FAILED');
-    }
+    const check = () => this.checkPassword(address, input.password, remoteIp);
+    const mailbox = remoteIp ? await throttle.attempt(remoteIp, check) : await check();
     const now = this.clock.now();
     const reusable = await this.db.one(sql<{ id: string; token_prefix: string; scopes: string[]; expires_at: string | null; plaintext_cipher: string }>`
       select id, token_prefix, scopes, expires_at, plaintext_cipher from access_token
@@ -61,5 +57,19 @@ export class LoginService {
       accessToken: created.accessToken, tokenId: created.tokenId, tokenPrefix: created.tokenPrefix, scopes: created.scopes,
       expiresAtTs: created.expiresAtTs, mailboxId: mailbox.id, mailboxAddress: mailbox.address, reused: false,
     };
+  }
+
+  /** The mailbox when the password is right; LOGIN_FAILED (counted per mailbox address) otherwise. */
+  private async checkPassword(address: string, password: string, remoteIp: string | null): Promise<{ id: string; domain_id: string; address: string }> {
+    const mailbox = await this.db.one(sql<{ id: string; domain_id: string; address: string; password_hash: string | null }>`
+      select m.id, m.domain_id, m.address, m.password_hash from mailbox m join domain d on d.id = m.domain_id
+      where m.address = ${address} and m.disabled_at is null and d.disabled_at is null`);
+    const ok = mailbox?.password_hash ? await verifyPassword(password, mailbox.password_hash) : await verifyAgainstDummy(password);
+    if (!mailbox || !ok) {
+      await this.limits.recordLoginFailure(address);
+      this.log.info('login.failed', { mailboxAddress: address, remoteIp });
+      throw new AppError('LOGIN_FAILED');
+    }
+    return mailbox;
   }
 }

@@ -8,7 +8,7 @@ import type { ClaimedJob } from './outbox-jobs.js';
  */
 export async function renewLease(db: Database, job: ClaimedJob, workerId: string, leaseMs: number, now: Date): Promise<boolean> {
   const until = new Date(now.getTime() + leaseMs);
-  const row = await db.one(sql<{ id: string }>`update outbox_job set lease_until = ${until}, run_after = ${until}, updated_at = ${now}
+  const row = await db.one(sql<{ id: string }>`update outbox_job set lease_until = ${until}, updated_at = ${now}
     where id = ${job.id} and locked_by = ${workerId} and lease_until = ${job.leaseUntil} and status = 'pending' returning id`);
   if (!row) return false;
   job.leaseUntil = until;

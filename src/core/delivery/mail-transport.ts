@@ -10,7 +10,6 @@ import type { TokenCipher } from '../tokens/token-cipher.js';
 import type { SendService } from './send.service.js';
 import type { InboundStore } from './inbound-store.js';
 import type { EventBus } from '../events/event-bus.js';
-import { AuthThrottle } from './auth-throttle.js';
 import { SubmissionService } from './submission.service.js';
 import { ReceivingService } from './receiving.service.js';
 import { dnsResolver, type DnsLookup } from './dns-resolver.js';
@@ -44,7 +43,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
     dkim: new DkimKeys(d.db, d.cipher, d.clock),
     external: externalTransportFrom(d.config, resolver, hostname, d.log),
     receiving: new ReceivingService(d.db, d.blobs, d.inbound, d.bus, d.clock, d.log, resolver, { hostname, maxRecipients: d.config.MAX_RECIPIENTS }),
-    submission: new SubmissionService(d.db, d.tokens, d.sending, d.blobs, new AuthThrottle(d.redis, d.config.SMTP_AUTH_FAILURES_PER_15M), d.log, { maxRecipients: d.config.MAX_RECIPIENTS }),
+    submission: new SubmissionService(d.db, d.tokens, d.sending, d.blobs, d.log, { maxRecipients: d.config.MAX_RECIPIENTS }),
   };
 }
 

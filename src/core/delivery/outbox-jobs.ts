@@ -12,15 +12,16 @@ export interface ClaimedJob {
 /**
  * Claims the oldest due job for `workerId`. FOR UPDATE SKIP LOCKED lets many workers, in any
  * number of processes, poll the same table without blocking each other or taking the same
- * job. The lease is also written into run_after: a job whose worker died becomes due again the
- * moment its lease expires, and the partial index on pending jobs covers both cases.
+ * job. A job under a live lease is skipped; run_after keeps its place in the queue, so the job of
+ * a worker that died is taken again the moment its lease expires, ahead of the work queued since
+ * (not behind a backlog, as when the lease was written into run_after). The partial index on
+ * pending jobs still serves the claim: the leased rows it skips are one per live worker.
  */
 export async function claimDueJob(db: Database, workerId: string, leaseMs: number, now: Date): Promise<ClaimedJob | undefined> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
   const row = await db.one(sql<{ id: string; message_id: string; mailbox_id: string; attempts: number; trace_context: string | null }>`
-    update outbox_job set lease_until = ${leaseUntil}, run_after = ${leaseUntil}, locked_by = ${workerId},
-      attempts = attempts + 1, updated_at = ${now}
-    where id = (select id from outbox_job where status = 'pending' and run_after <= ${now}
+    update outbox_job set lease_until = ${leaseUntil}, locked_by = ${workerId}, attempts = attempts + 1, updated_at = ${now}
+    where id = (select id from outbox_job where status = 'pending' and run_after <= ${now} and (lease_until is null or lease_until <= ${now})
                 order by run_after, id limit 1 for update skip locked)
     returning id, message_id, mailbox_id, attempts, trace_context`);
   if (!row) return undefined;

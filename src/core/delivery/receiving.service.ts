@@ -8,6 +8,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { MailboxEvent } from '../events/event-log.js';
 import type { Database } from '../../storage/database.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
+import { isStorageUnavailable } from '../../storage/errors.js';
 import { parseMime } from '../mail/mime-parse.js';
 import { verifyAuthentication } from '../mail/auth-verdict.js';
 import { tee } from '../mail/tee.js';
@@ -59,7 +60,8 @@ export class ReceivingService {
   /**
    * DATA: the raw message is stored (with our Received header, RFC 5321 §4.4), parsed under the
    * MIME caps and verified, all while it arrives; then one copy per distinct mailbox commits in
-   * one transaction. Resolves after the commit; on failure nothing stays behind.
+   * one transaction. Resolves after the commit; on failure nothing stays behind (after a lost
+   * database connection, the storage sweeper removes what no row names).
    */
   async accept(envelope: InboundEnvelope, raw: Readable): Promise<{ messageIds: string[] }> {
     const receivedAt = this.clock.now();
@@ -93,7 +95,9 @@ export class ReceivingService {
       await this.bus.publish(copies.flatMap((c) => c.events)).catch((err) => this.log.warn('events.publish_failed', { err }));
       return { messageIds: copies.map((c) => c.messageId) };
     } catch (err) {
-      await Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
+      // After a lost connection the transaction may have committed: keep the blobs then (the
+      // storage sweeper removes them if no row names them), never delete what a row may name.
+      if (!isStorageUnavailable(err)) await Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
       throw err;
     }
   }

@@ -13,7 +13,6 @@ import { parseMime } from '../mail/mime-parse.js';
 import { tee } from '../mail/tee.js';
 import type { SendService } from './send.service.js';
 import type { SendAccepted } from './send.schemas.js';
-import type { AuthThrottle } from './auth-throttle.js';
 import { areActiveIdentities, isActiveIdentity, submissionMailbox } from './sender-identity.js';
 import { submittedDraft, stageAttachments } from './submitted-draft.js';
 
@@ -40,40 +39,79 @@ export class SubmissionService {
     private readonly tokens: TokenService,
     private readonly sending: SendService,
     private readonly blobs: BlobStore,
-    private readonly throttle: AuthThrottle,
     private readonly log: Logger,
     private readonly options: { maxRecipients: number },
   ) {}
 
   /**
+   * The token and client address each session authenticated with, for the per-transaction
+   * re-check. Kept here rather than on the Submitter so the plaintext never sits in an object the
+   * channel holds, logs or serialises; the entry goes with the session's Submitter.
+   */
+  private readonly credentials = new WeakMap<Submitter, { token: string; clientAddress: string }>();
+
+  /**
    * AUTH PLAIN/LOGIN: username = an active sender identity, password = a mailbox or domain token
    * (spec, Presenting credentials). Every rule violation is the same UNAUTHENTICATED (535 5.7.8)
-   * and counts against the client address; an unreachable database is AUTH_UNAVAILABLE (454).
+   * and costs the client address one point of the shared failure budget (a bad token is counted
+   * by TokenService.authenticate, the other refusals here); past the budget AUTH answers
+   * AUTH_THROTTLED (454 4.7.0) even for good credentials. An unreachable database is
+   * AUTH_UNAVAILABLE (454).
    */
   async authenticate(username: string, password: string, clientAddress: string): Promise<Submitter> {
-    await this.throttle.assertAllowed(clientAddress);
+    const throttle = this.tokens.throttle;
+    await throttle.assertAllowed(clientAddress);
+    let counted = false;
     try {
       const address = normalizeAddress(username);
       if (!isAddress(address)) throw new AppError('UNAUTHENTICATED', 'The username is not an address.');
+      if (!password) throw new AppError('UNAUTHENTICATED', 'Missing access token.');
+      counted = true;
       const principal = await this.tokens.authenticate(password, clientAddress);
+      counted = false;
       requireScope(principal, 'MailboxSend');
       const mailbox = await submissionMailbox(this.db, principal, address);
       if (!mailbox) throw new AppError('UNAUTHENTICATED', 'The username is not a sender identity this token may use.');
-      return { tokenId: principal.tokenId, username: address, mailbox };
+      const submitter: Submitter = { tokenId: principal.tokenId, username: address, mailbox };
+      this.credentials.set(submitter, { token: password, clientAddress });
+      return submitter;
     } catch (err) {
       if (!(err instanceof AppError)) {
         if (isStorageUnavailable(err)) throw new AppError('AUTH_UNAVAILABLE', undefined, { cause: err });
         throw err;
       }
-      await this.throttle.recordFailure(clientAddress).catch(() => undefined);
+      if (err.code === 'AUTH_THROTTLED') throw err;
+      if (!counted) await throttle.recordFailure(clientAddress).catch(() => undefined);
       this.log.info('smtp.auth_failed', { clientAddress, reason: err.message });
       throw new AppError('UNAUTHENTICATED', err.message);
     }
   }
 
-  /** MAIL FROM: the envelope sender must be an active identity of the authorised mailbox. */
+  /**
+   * The session's token must still be valid for every transaction, not only at AUTH: a token
+   * disabled, deleted or expired (or its mailbox or domain disabled) stops an open session at its
+   * next MAIL FROM and at end of DATA. Through the same cached authenticate as every channel, so
+   * a token disabled on another replica is refused within AUTH_CACHE_TTL.
+   */
+  private async recheck(submitter: Submitter): Promise<void> {
+    const credential = this.credentials.get(submitter);
+    if (!credential) throw new AppError('AUTH_REQUIRED');
+    try {
+      await this.tokens.authenticate(credential.token, credential.clientAddress);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') {
+        this.log.info('smtp.session_token_revoked', { tokenId: submitter.tokenId, clientAddress: credential.clientAddress, reason: err.message });
+        throw new AppError('AUTH_REQUIRED', 'The access token of this session is no longer valid; authenticate again.');
+      }
+      // A storage outage stays what it is (451 4.3.0 at MAIL FROM or end of DATA), as without the re-check.
+      throw err;
+    }
+  }
+
+  /** MAIL FROM: the session's token is still valid and the envelope sender is an active identity of its mailbox. */
   async checkSender(submitter: Submitter | null, mailFrom: string): Promise<void> {
     if (!submitter) throw new AppError('AUTH_REQUIRED');
+    await this.recheck(submitter);
     const address = normalizeAddress(mailFrom);
     if (!isAddress(address) || !(await isActiveIdentity(this.db, submitter.mailbox.id, address))) throw new AppError('SENDER_NOT_IDENTITY');
   }
@@ -93,7 +131,8 @@ export class SubmissionService {
    * DATA: stores the raw message and its parts while they arrive, checks the From header, then
    * queues through SendService.submit (rate limit, one transaction for message, recipients,
    * outbox job and event). Resolves only after that commit, so 250 means durably queued.
-   * Nothing stays behind on failure.
+   * Nothing stays behind on failure (after a lost database connection, the storage sweeper
+   * removes what no row names).
    */
   async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SendAccepted> {
     const rawKey = `raw/${newId(ID_PREFIX.message)}`;
@@ -112,12 +151,16 @@ export class SubmissionService {
       if (from.length !== 1 || !isAddress(mailFrom) || !(await areActiveIdentities(this.db, submitter.mailbox.id, [from[0]!.address, mailFrom]))) {
         throw new AppError('SENDER_NOT_IDENTITY');
       }
+      // Again at end of DATA: a transfer may outlast the token.
+      await this.recheck(submitter);
       staged = await stageAttachments(this.db, submitter.mailbox.id, message.attachments);
       const draft = await submittedDraft(this.db, submitter.mailbox, envelope, message, { rawKey, attachmentIds: staged });
       return await this.sending.submit(submitter.mailbox, draft);
     } catch (err) {
       if (staged.length) await this.db.rows(sql`delete from attachment where id = any(${staged}::text[]) and message_id is null`).catch(() => undefined);
-      await discard();
+      // A connection lost during the send transaction leaves its outcome unknown (the COMMIT may
+      // have landed): the blobs stay, and the storage sweeper removes them if no row names them.
+      if (!isStorageUnavailable(err)) await discard();
       throw err;
     }
   }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type HeaderValue, type MessageText } from 'mailparser';
 import { AppError } from '../errors.js';
+import { storableText } from '../text.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { isAddress, normalizeAddress } from '../address.js';
 import type { AttachmentFile } from '../attachments/attachment.store.js';
@@ -16,6 +17,12 @@ export const MIME_LIMITS = {
   maxDepth: 32,
   /** Header bytes of any one MIME node. */
   maxPartHeaderBytes: 100 * 1024,
+  /**
+   * Header bytes of all MIME nodes together. Decoding headers (RFC 2047 encoded words above all)
+   * costs about 150 ms of CPU per MiB; without this, 300 parts at the per-node cap (29 MB of
+   * encoded words, under the message size limit) took 5 s of CPU. Real mail stays far below.
+   */
+  maxTotalHeaderBytes: 1024 * 1024,
 } as const;
 
 export interface MailAddress { address: string; name: string }
@@ -39,12 +46,18 @@ export interface ParsedMessage {
 }
 
 // mailparser's internal per-chunk hook, typed here because its declarations do not list it.
-type SplitChunk = { type: string; parentNode?: SplitChunk | null };
+type SplitChunk = { type: string; parentNode?: SplitChunk | null; _headerlen?: number };
 const Base = MailParser as unknown as new (options: object) => MailParser & { processChunk(data: SplitChunk, done: (err?: Error) => void): void };
 
-/** MailParser with a nesting-depth cap (mailsplit caps node count and header size itself). */
+/**
+ * MailParser with a nesting-depth cap and a cap on the header bytes of all nodes together
+ * (mailsplit caps node count and the header size of one node itself). Both are checked before
+ * mailparser decodes the node's headers.
+ */
 class CappedParser extends Base {
-  constructor(options: object, private readonly maxDepth: number) {
+  private headerBytes = 0;
+
+  constructor(options: object, private readonly limits: { maxDepth: number; maxTotalHeaderBytes: number }) {
     super(options);
   }
 
@@ -52,7 +65,9 @@ class CappedParser extends Base {
     if (data.type === 'node') {
       let depth = 0;
       for (let n = data.parentNode; n; n = n.parentNode) depth++;
-      if (depth > this.maxDepth) return done(new AppError('MIME_LIMIT', `MIME nesting deeper than ${this.maxDepth}.`));
+      if (depth > this.limits.maxDepth) return done(new AppError('MIME_LIMIT', `MIME nesting deeper than ${this.limits.maxDepth}.`));
+      this.headerBytes += data._headerlen ?? 0;
+      if (this.headerBytes > this.limits.maxTotalHeaderBytes) return done(new AppError('MIME_LIMIT', `MIME headers larger than ${this.limits.maxTotalHeaderBytes} bytes in all.`));
     }
     super.processChunk(data, done);
   }
@@ -67,8 +82,9 @@ export async function parseMime(source: Readable, blobs: BlobStore): Promise<Par
   const parser = new CappedParser({
     skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,
     maxHeadSize: MIME_LIMITS.maxPartHeaderBytes, maxChildNodes: MIME_LIMITS.maxParts,
-  }, MIME_LIMITS.maxDepth);
-  const attachments: AttachmentFile[] = [];
+  }, MIME_LIMITS);
+  // In MIME order: each attachment takes its slot when the parser reaches it, not when its blob is written.
+  const attachments: (AttachmentFile | null)[] = [];
   const pending: Promise<unknown>[] = [];
   let headers: Map<string, HeaderValue> = new Map();
   let body: MessageText | null = null;
@@ -95,19 +111,20 @@ export async function parseMime(source: Readable, blobs: BlobStore): Promise<Par
     await Promise.all(pending);
   } catch (err) {
     await Promise.all(pending.map((p) => p.catch(() => undefined)));
-    await Promise.all(attachments.map((a) => blobs.delete(a.blobKey).catch(() => undefined)));
+    await Promise.all(attachments.map((a) => a && blobs.delete(a.blobKey).catch(() => undefined)));
     throw asMimeError(err);
   }
-  return toParsed(headers, body, attachments);
+  return toParsed(headers, body, attachments.filter((a): a is AttachmentFile => a !== null));
 }
 
-async function storeAttachment(blobs: BlobStore, data: AttachmentStream, into: AttachmentFile[]): Promise<void> {
+async function storeAttachment(blobs: BlobStore, data: AttachmentStream, into: (AttachmentFile | null)[]): Promise<void> {
+  const slot = into.push(null) - 1;
   const blobKey = `att/${newId(ID_PREFIX.attachment)}`;
   try {
     const stored = await blobs.put(blobKey, data.content as Readable);
     // An attached message without a name is a forwarded message: give it a name clients open.
     const filename = data.filename ?? (data.contentType === 'message/rfc822' ? 'message.eml' : undefined);
-    into.push({ filename: sanitizeFilename(filename), contentType: sanitizeContentType(data.contentType), sizeBytes: stored.sizeBytes, sha256: stored.sha256, blobKey });
+    into[slot] = { filename: sanitizeFilename(filename), contentType: sanitizeContentType(data.contentType), sizeBytes: stored.sizeBytes, sha256: stored.sha256, blobKey };
   } finally {
     data.release();
   }
@@ -121,13 +138,16 @@ function asMimeError(err: unknown): unknown {
 }
 
 function toParsed(headers: Map<string, HeaderValue>, body: MessageText | null, attachments: AttachmentFile[]): ParsedMessage {
-  const html = typeof body?.html === 'string' ? body.html.slice(0, MAX_BODY_CHARS) : null;
+  // NULs and unpaired surrogates leave every parsed field (PostgreSQL cannot store them, see core/text.ts);
+  // the raw message keeps the bytes.
+  const html = typeof body?.html === 'string' ? storableText(body.html.slice(0, MAX_BODY_CHARS)) : null;
   // mailparser reports an empty text beside HTML when there is no text/plain part at all.
-  const text = typeof body?.text === 'string' && !(body.text === '' && html !== null) ? body.text.slice(0, MAX_BODY_CHARS) : null;
+  const text = typeof body?.text === 'string' && !(body.text === '' && html !== null) ? storableText(body.text.slice(0, MAX_BODY_CHARS)) : null;
   const subject = typeof headers.get('subject') === 'string' ? (headers.get('subject') as string) : '';
   const date = headers.get('date');
   return {
-    subject: subject.replace(/[\r\n]+/g, ' ').trim().slice(0, MAX_SUBJECT_CHARS),
+    // Cut first, then cleaned: a cut through a surrogate pair leaves a half that jsonb (event payloads) refuses.
+    subject: storableText(subject.replace(/[\r\n]+/g, ' ').trim().slice(0, MAX_SUBJECT_CHARS)),
     from: mailboxes(headers.get('from')),
     to: mailboxes(headers.get('to')).map((a) => a.address),
     cc: mailboxes(headers.get('cc')).map((a) => a.address),
@@ -147,13 +167,13 @@ function mailboxes(value: HeaderValue | undefined): MailAddress[] {
     for (const a of list) {
       if (a.group) visit(a.group);
       const address = normalizeAddress(a.address ?? '');
-      if (isAddress(address) && !out.some((o) => o.address === address)) out.push({ address, name: (a.name ?? '').slice(0, 200) });
+      if (isAddress(address) && !out.some((o) => o.address === address)) out.push({ address, name: storableText((a.name ?? '').slice(0, 200)) });
     }
   };
   for (const o of objects) if (o && typeof o === 'object' && 'value' in o && Array.isArray(o.value)) visit(o.value);
   return out;
 }
 
-const firstString = (v: HeaderValue | undefined): string | null => (typeof v === 'string' ? v.trim() : Array.isArray(v) && typeof v[0] === 'string' ? v[0].trim() : null);
+const firstString = (v: HeaderValue | undefined): string | null => (typeof v === 'string' ? storableText(v).trim() : Array.isArray(v) && typeof v[0] === 'string' ? storableText(v[0]).trim() : null);
 const stringList = (v: HeaderValue | undefined): string[] =>
-  (typeof v === 'string' ? v.split(/\s+/) : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []).map((s) => s.trim()).filter(Boolean);
+  (typeof v === 'string' ? v.split(/\s+/) : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []).map((s) => storableText(s).trim()).filter(Boolean);

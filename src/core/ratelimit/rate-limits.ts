@@ -16,7 +16,11 @@ export class RateLimits {
     let limiter = this.limiters.get(key);
     if (!limiter) {
       const opts = { keyPrefix: `rl:${name}:${points}:${durationSec}`, points, duration: durationSec };
-      limiter = this.redis ? new RateLimiterRedis({ ...opts, storeClient: this.redis, useRedisPackage: false }) : new RateLimiterMemory(opts);
+      // Redis unreachable (or not ready yet): this process enforces the same limit alone, in
+      // memory, at once, instead of failing the send or waiting for ioredis to reconnect.
+      limiter = this.redis
+        ? new RateLimiterRedis({ ...opts, storeClient: this.redis, useRedisPackage: false, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(opts) })
+        : new RateLimiterMemory(opts);
       this.limiters.set(key, limiter);
     }
     return limiter;

@@ -11,6 +11,7 @@ import { type Scope, type TokenKind, MAILBOX_TOKEN_SCOPES } from './scopes.js';
 import type { CreateTokenInput } from './token.schemas.js';
 import type { UsageRecorder } from './usage-recorder.js';
 import { AuthCache } from './auth-cache.js';
+import { clientKey, type AuthThrottle } from '../auth/auth-throttle.js';
 
 // Defined with the other wire shapes; re-exported because callers import it from here.
 export { createTokenInputSchema, type CreateTokenInput } from './token.schemas.js';
@@ -49,7 +50,13 @@ type TokenRow = {
 /** The owner whose tokens a governance call manages, and the token it acts with. */
 export interface Governance { mailboxId: string; caller: Principal; onlyLaterThanCaller: boolean }
 
-export interface TokenServiceOptions { revealWindowMs: number; defaultTtlMs: number; authCacheTtlMs?: number }
+export interface TokenServiceOptions {
+  revealWindowMs: number;
+  defaultTtlMs: number;
+  authCacheTtlMs?: number;
+  /** The credential-failure budget per client address that `authenticate` spends and enforces. */
+  throttle: AuthThrottle;
+}
 
 /**
  * Minting, authentication and governance of access tokens. Every channel authenticates through
@@ -66,13 +73,51 @@ export class TokenService {
     private readonly options: TokenServiceOptions,
   ) {
     this.authCache = new AuthCache(options.authCacheTtlMs ?? 0);
+    this.throttle = options.throttle;
   }
 
   private readonly authCache: AuthCache;
+  /** Lookups in flight by token hash and client key (see authenticate). */
+  private readonly verifying = new Map<string, Promise<Principal>>();
+  /** Shared with SMTP AUTH and password login: one failure budget per client address. */
+  readonly throttle: AuthThrottle;
 
-  /** Verifies a presented token; any failure is the same 401 (spec: invalid, expired or disabled). */
+  /**
+   * Verifies a presented token; any failure is the same 401 (spec: invalid, expired or disabled).
+   *
+   * With a client address (every channel passes one) the credential-failure budget applies
+   * (docs/api.md, "Brute force and revocation"): an address past its budget gets AUTH_THROTTLED
+   * (429) before the token is looked at, even a good one; a presented token that fails (malformed,
+   * unknown, disabled, expired) costs the address one point. A missing token costs nothing, as
+   * there is nothing to guess with. A token verified in the last AUTH_CACHE_TTL costs no point and
+   * no query; concurrent requests of one address with the same uncached token share one lookup.
+   */
   async authenticate(plaintext: string | undefined | null, remoteIp: string | null): Promise<Principal> {
     if (!plaintext) throw new AppError('UNAUTHENTICATED', 'Missing access token.');
+    if (!remoteIp) return this.verify(plaintext, null);
+    await this.throttle.assertAllowed(remoteIp);
+    const cached = this.cachedPrincipal(plaintext);
+    if (cached) {
+      this.usage.record(cached.tokenId, remoteIp, this.clock.now());
+      return cached;
+    }
+    const key = `${hashToken(plaintext)}|${clientKey(remoteIp)}`;
+    let pending = this.verifying.get(key);
+    if (!pending) {
+      pending = this.throttle.attempt(remoteIp, () => this.verify(plaintext, remoteIp)).finally(() => this.verifying.delete(key));
+      this.verifying.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** A cached principal of a well-formed token that has not expired; anything else needs verify. */
+  private cachedPrincipal(plaintext: string): Principal | undefined {
+    if (!checkTokenFormat(plaintext)) return undefined;
+    const principal = this.authCache.get(hashToken(plaintext));
+    return principal && !(principal.expiresAt && principal.expiresAt <= this.clock.now()) ? principal : undefined;
+  }
+
+  private async verify(plaintext: string, remoteIp: string | null): Promise<Principal> {
     const kind = checkTokenFormat(plaintext);
     if (!kind) throw new AppError('UNAUTHENTICATED', 'Malformed access token.');
     const hash = hashToken(plaintext);

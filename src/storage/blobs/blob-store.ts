@@ -11,4 +11,23 @@ export interface BlobStore {
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
+  /**
+   * Every blob last written before `before`, in batches, for the storage sweeper; with the
+   * debris of writes that never finished (a temp file a killed process left), which no row can
+   * name. Deleting listed keys while iterating is allowed.
+   */
+  list(before: Date): AsyncIterable<BlobEntry[]>;
 }
+
+/** One stored blob as a listing sees it. */
+export interface BlobEntry {
+  /** A key `delete` accepts. */
+  key: string;
+  /** PostgreSQL: insert time; files: modification time. */
+  writtenAt: Date;
+  /** False for an unfinished write (never referenced by a row; safe to delete once old). */
+  complete: boolean;
+}
+
+/** Keys per batch of a listing: one reference query of the sweeper each. */
+export const BLOB_LIST_BATCH = 500;

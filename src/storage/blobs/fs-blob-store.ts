@@ -1,18 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, open } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, open, opendir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../core/errors.js';
-import type { BlobStore } from './blob-store.js';
+import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
 
-/** Blobs as files under `<data dir>/blobs`, written to a temp name, fsynced, then renamed. */
+const KEY = /^[a-z]+\/[A-Za-z0-9_-]+$/;
+/** `<key>.<12 hex>.tmp`: a put in progress, or the leftover of one a crash interrupted. */
+const TEMP = /^[a-z]+\/[A-Za-z0-9_-]+\.[0-9a-f]{12}\.tmp$/;
+
+/** Blobs as files under `<data dir>/blobs`, written to a temp name, fsynced, renamed, directory fsynced. */
 export class FsBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
 
-  private file(key: string): string {
-    if (!/^[a-z]+\/[A-Za-z0-9_-]+$/.test(key)) throw new Error(`bad blob key ${key}`);
+  private file(key: string, allowTemp = false): string {
+    if (!KEY.test(key) && !(allowTemp && TEMP.test(key))) throw new Error(`bad blob key ${key}`);
     return path.join(this.root, key);
   }
 
@@ -40,6 +44,14 @@ export class FsBlobStore implements BlobStore {
       await rm(temp, { force: true });
       throw err;
     }
+    // The rename is durable only once its directory is: without this a power loss could leave a
+    // committed row naming a file that is not there (POSIX fsync(2); what Postfix does for its queue).
+    const dir = await open(path.dirname(target), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
     return { sizeBytes: size, sha256: hash.digest('hex') };
   }
 
@@ -51,7 +63,33 @@ export class FsBlobStore implements BlobStore {
     return createReadStream(this.file(key));
   }
 
+  /** Also removes a stale temp file a listing reported (`complete: false`). */
   async delete(key: string): Promise<void> {
-    await rm(this.file(key), { force: true });
+    await rm(this.file(key, true), { force: true });
+  }
+
+  async *list(before: Date): AsyncIterable<BlobEntry[]> {
+    const prefixes = await readdir(this.root, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw err;
+    });
+    let batch: BlobEntry[] = [];
+    for (const prefix of prefixes) {
+      if (!prefix.isDirectory() || !/^[a-z]+$/.test(prefix.name)) continue;
+      for await (const entry of await opendir(path.join(this.root, prefix.name))) {
+        const key = `${prefix.name}/${entry.name}`;
+        const complete = KEY.test(key);
+        // Anything else in the tree is not ours to judge.
+        if (!entry.isFile() || (!complete && !TEMP.test(key))) continue;
+        const info = await stat(path.join(this.root, key)).catch(() => null);
+        if (!info || info.mtime >= before) continue;
+        batch.push({ key, writtenAt: info.mtime, complete });
+        if (batch.length >= BLOB_LIST_BATCH) {
+          yield batch;
+          batch = [];
+        }
+      }
+    }
+    if (batch.length) yield batch;
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { AppError } from '../../core/errors.js';
 import { sql, type Database } from '../database.js';
-import type { BlobStore } from './blob-store.js';
+import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
 
 /** Blobs in the `blob` table, so API, SMTP and worker replicas share them without a volume. */
 export class PgBlobStore implements BlobStore {
@@ -44,5 +44,18 @@ export class PgBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.db.rows(sql`delete from blob where key = ${key}`);
+  }
+
+  /** Keyset pages in key order; a put is one INSERT, so every row is complete. */
+  async *list(before: Date): AsyncIterable<BlobEntry[]> {
+    let after = '';
+    for (;;) {
+      const rows = await this.db.rows(sql<{ key: string; created_at: string }>`
+        select key, created_at from blob where key > ${after} and created_at < ${before} order by key limit ${BLOB_LIST_BATCH}`);
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.key;
+      yield rows.map((r) => ({ key: r.key, writtenAt: new Date(r.created_at), complete: true }));
+      if (rows.length < BLOB_LIST_BATCH) return;
+    }
   }
 }

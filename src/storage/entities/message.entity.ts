@@ -26,6 +26,8 @@ export const MessageEntity = defineEntity({
     { name: 'message_list_dir_idx', expression: 'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null' },
     { name: 'message_thread_idx', properties: ['thread', 'createdAt'] },
     { name: 'message_internet_id_idx', properties: ['mailbox', 'internetMessageId'] },
+    // The storage sweeper asks whether any row names a blob (migration 20261220000000).
+    { name: 'message_raw_blob_key_idx', expression: 'create index "message_raw_blob_key_idx" on "message" ("raw_blob_key") where "raw_blob_key" is not null' },
   ],
   uniques: [{ name: 'message_idempotency_uq', properties: ['mailbox', 'idempotencyKey'] }],
   properties: {
@@ -82,6 +84,11 @@ export const MessageRecipientEntity = defineEntity({
 export const AttachmentEntity = defineEntity({
   name: 'Attachment',
   tableName: 'attachment',
+  // For the storage sweeper: blob references, and unclaimed uploads past UPLOAD_TTL.
+  indexes: [
+    { name: 'attachment_blob_key_idx', properties: ['blobKey'] },
+    { name: 'attachment_unclaimed_idx', expression: 'create index "attachment_unclaimed_idx" on "attachment" ("created_at") where "message_id" is null' },
+  ],
   properties: {
     id: p.string().primary().length(40),
     mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
