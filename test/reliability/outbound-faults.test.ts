@@ -20,8 +20,9 @@ import { seededRandom, startFaultSink, type FaultSink } from './support/fault-si
 // the kill that caused it; no job may be left with an expired lease.
 //
 // Kills alternate between a random moment (after a seeded 0–400 ms pause once a share of the
-// messages is through) and the worst moment: right after the sink wrote a 250, before the worker
-// could record it. The second kind proves the harness sees a duplicate when one happens.
+// messages is through) and the worst moment: the sink has accepted (committed) a message and
+// holds its 250 until the worker is dead, so the worker never records it. The second kind proves
+// the harness sees a duplicate when one happens.
 
 const SUITE = 'outbound faults';
 const N = scale(150, 1000);
@@ -109,7 +110,7 @@ describe('outbound delivery under relay faults and worker crashes', () => {
       await until(`${threshold} messages at the sink`, () => sink!.accepted.size >= threshold, 300_000);
       const armed = k % 2 === 1;
       if (armed) {
-        // The worst moment: the remote has said 250, the worker has not recorded it yet.
+        // The worst moment: the remote has committed the message, the worker never hears its 250.
         await new Promise<void>((resolve, reject) => sink!.onNextAccept(() => {
           kills.push({ at: Date.now(), armed: true });
           supervisor.crash().then(resolve, reject);

@@ -115,6 +115,18 @@ describe('external delivery through SMTP_RELAY_URL', () => {
     expect(raw).toContain('Auto-Submitted: auto-replied');
   });
 
+  it('stores a remote reply cut inside an emoji, or carrying NUL, as well-formed text', async () => {
+    // "550 5.1.1 " is 10 characters: the emoji's high surrogate sits at index 999, where the reply is cut.
+    sink.script({ rcpt: { 'cut@remote.example': `550 5.1.1 ${'x'.repeat(989)}\u{1F600} tail`, 'nul@remote.example': '550 5.1.1 bad\u0000reply' } });
+    const id = await send(['cut@remote.example', 'nul@remote.example'], { subject: 'Odd replies' });
+    await runWorkerUntil(server, async () => (await statusOf(id)) === 'failed', 'failed');
+    const replies = (await recipientsOfMessage(server, id)).map((r) => r.remote_reply as string);
+    expect(replies.every((r) => r.isWellFormed() && !r.includes('\u0000'))).toBe(true);
+    expect(replies.find((r) => r.includes('xxx'))).toHaveLength(1000);
+    const events = await q`select payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.delivery' and payload->'data'->>'messageId' = ${id}`;
+    expect(events.length).toBeGreaterThan(0);
+  });
+
   it('sends each recipient exactly once across attempts: delivered ones are never sent again', async () => {
     sink.script({ rcpt: { 'later@remote.example': '452 4.2.2 Mailbox full', 'never@remote.example': '554 5.7.1 Rejected' } });
     const id = await send(['ok@remote.example', 'later@remote.example', 'never@remote.example']);

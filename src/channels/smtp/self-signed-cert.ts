@@ -50,7 +50,9 @@ export function selfSignedCertificate(hostname: string, now = new Date()): { cer
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const name = seq(set(seq(oid('2.5.4.3'), utf8(hostname))));
   const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
+  // Positive and with a non-zero first byte: a DER INTEGER must be minimal, and a leading 0x00
+  // before a byte < 0x80 is "illegal padding" to OpenSSL (1 certificate in 256 failed to load).
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
   const notAfter = new Date(now.getTime() + 3650 * 86_400_000);
   const san = seq(tlv(0x82, Buffer.from(hostname, 'ascii')));
   const extensions = explicit(3, seq(

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { MailboxEvent } from '../events/event-log.js';
 import type { Database } from '../../storage/database.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
+import { isStorageUnavailable } from '../../storage/errors.js';
 import { deliveryOutcomes } from '../../telemetry/metric-registry.js';
 import { composeMessage } from '../mail/compose.js';
 import { prepareForTransfer, rfc5322Date } from '../mail/raw-headers.js';
@@ -113,7 +114,8 @@ export async function failWithBounce(d: TransferDeps, m: TransferMessage, failur
     });
     return events;
   } catch (err) {
-    if (wrote) await d.blobs.delete(rawKey).catch(() => undefined);
+    // After a lost COMMIT the bounce may be stored after all: leave its blob to the storage sweeper.
+    if (wrote && !isStorageUnavailable(err)) await d.blobs.delete(rawKey).catch(() => undefined);
     throw err;
   }
 }

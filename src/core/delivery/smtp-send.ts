@@ -1,4 +1,5 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { storableText } from '../text.js';
 
 export type RecipientStatusAfterAttempt = 'delivered' | 'deferred' | 'failed';
 
@@ -69,11 +70,13 @@ export async function smtpSend(target: SmtpTarget, helo: string, envelope: { fro
     }
     if (err.responseCode) return { connected: true, outcomes: all(statusOf(err.responseCode), replyOf(err)) };
     // No reply: refused, reset, timed out or TLS failed. RFC 3463 X.4.x network codes.
-    return { connected, outcomes: all('deferred', `451 4.4.1 ${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 500)) };
+    return { connected, outcomes: all('deferred', storableText(`451 4.4.1 ${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 500))) };
   } finally {
     signal?.removeEventListener('abort', abort);
     conn.close();
   }
 }
 
-const replyOf = (err: SendError): string => (err.response ?? `${err.responseCode ?? 451} ${err.message}`).replace(/\s+/g, ' ').trim().slice(0, 1000);
+// A remote reply is stored in recipient rows and jsonb events: cut, then made storable (a cut can
+// split a surrogate pair, and a hostile remote can send NUL), or recording the outcome would fail.
+const replyOf = (err: SendError): string => storableText((err.response ?? `${err.responseCode ?? 451} ${err.message}`).replace(/\s+/g, ' ').trim().slice(0, 1000));

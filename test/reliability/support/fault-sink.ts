@@ -35,7 +35,7 @@ export interface FaultSink {
   accepted: Map<string, Acceptance[]>;
   /** Transactions per fault kind (`none`: answered 250). */
   faults: Record<Fault, number>;
-  /** Calls `fn` synchronously right after the next 250 was written (once). */
+  /** Calls `fn` synchronously when the next message is accepted, 50 ms before its 250 is written (once). */
   onNextAccept(fn: (messageId: string) => void): void;
   close(): Promise<void>;
 }
@@ -94,10 +94,14 @@ export async function startFaultSink(rates: FaultRates, seed: number): Promise<F
         const list = accepted.get(messageId) ?? [];
         list.push({ at: Date.now(), to: session.envelope.rcptTo.map((r) => r.address) });
         accepted.set(messageId, list);
-        cb(null, 'Ok: queued by fault sink');
         const fn = hook;
         hook = null;
-        fn?.(messageId);
+        if (!fn) return cb(null, 'Ok: queued by fault sink');
+        // Armed: the message is accepted here (a remote that committed it), the hook kills the
+        // worker, and only then does the 250 go out, so the crash deterministically beats the
+        // worker's record of it instead of racing it.
+        fn(messageId);
+        setTimeout(() => cb(null, 'Ok: queued by fault sink'), 50);
       });
     },
   });
