@@ -151,6 +151,9 @@ async function runLoad(h: Harness, o: RunOptions, ledgerName: string): Promise<R
         let frozenAcks = 0;
         const crash = await crashPostgres(h.pg, {
           freezeMs: o.freezeMs, downMs: o.downMs,
+          // Stop while half of what is left is still unacknowledged, so clients meet the outage
+          // (on a quiet machine a short run could otherwise finish inside the freeze).
+          endFreeze: () => ledger.acks >= before + (o.n - before) / 2,
           onDown: (at) => { frozenAcks = ledger.acks - before; ledger.down.push({ from: at, to: Infinity }); },
           onUp: (at) => { ledger.down[ledger.down.length - 1]!.to = at; },
         });

@@ -37,14 +37,16 @@ export interface PgCrash {
 /**
  * Freezes the WAL writer for `freezeMs` under load, kills it (the postmaster then resets every
  * backend), stops the cluster with `-m immediate`, keeps it down for `downMs` and starts it again.
+ * The freeze ends early once `endFreeze()` is true.
  * `onDown` runs once it is completely down and `onUp` right before the start, so the caller can
  * record the window in which no submission may be acknowledged.
  */
-export async function crashPostgres(pg: PrivatePostgres, o: { freezeMs: number; downMs: number; onDown(at: number): void; onUp(at: number): void }): Promise<PgCrash> {
+export async function crashPostgres(pg: PrivatePostgres, o: { freezeMs: number; downMs: number; endFreeze?: () => boolean; onDown(at: number): void; onUp(at: number): void }): Promise<PgCrash> {
   const walwriter = walWriterPid(pg);
   process.kill(walwriter, 'SIGSTOP');
   const frozenAt = Date.now();
-  await sleep(o.freezeMs);
+  // The freeze ends early when `endFreeze` says so (the load must still be running at the stop).
+  while (Date.now() - frozenAt < o.freezeMs && !o.endFreeze?.()) await sleep(10);
   process.kill(walwriter, 'SIGKILL');
   await pg.stopImmediate();
   const downFrom = Date.now();
