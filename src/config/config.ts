@@ -47,8 +47,6 @@ export const configSchema = z.object({
   SMTP_SESSION_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(1_800_000),
   /** On shutdown, SMTP sessions in flight get this long to finish before `421 4.3.2` (the chart passes smtp.closeTimeoutSeconds). */
   SMTP_CLOSE_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
-  /** Former name of AUTH_FAILURES_PER_15M, read when that is unset. */
-  SMTP_AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).optional(),
   /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */
   AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
   /** smtp://user:pass@host:port (STARTTLS when offered) or smtps://… : the relay for external recipients. */
@@ -157,8 +155,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = env[key];
     if (value !== undefined && value !== '') picked[key] = value;
   }
-  // One credential-failure budget for every channel since issue 6; the SMTP-only name still works.
-  if (picked.AUTH_FAILURES_PER_15M === undefined && picked.SMTP_AUTH_FAILURES_PER_15M !== undefined) picked.AUTH_FAILURES_PER_15M = picked.SMTP_AUTH_FAILURES_PER_15M;
   const parsed = configSchema.safeParse(picked);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -65,7 +65,7 @@ export function createServices(deps: CoreDeps): Services {
   const cipher = new TokenCipher(deriveKey(serverKey, 'token-cipher'));
   const cursors = new CursorCodec(deriveKey(serverKey, 'cursor'));
   const usage = new UsageRecorder(db);
-  const throttle = new AuthThrottle(redis, config.AUTH_FAILURES_PER_15M, log);
+  const throttle = new AuthThrottle(redis, config.AUTH_FAILURES_PER_15M, log, config.AUTH_CACHE_TTL);
   const tokens = new TokenService(db, cipher, clock, usage, log, { revealWindowMs: config.TOKEN_REVEAL_WINDOW, defaultTtlMs: config.TOKEN_DEFAULT_TTL, authCacheTtlMs: config.AUTH_CACHE_TTL, throttle });
   const limits = new RateLimits(redis, { sendPerMinute: config.SEND_RATE_LIMIT_PER_MINUTE, loginFailuresPer15m: config.LOGIN_FAILURES_PER_15M });
   const mailboxes = new MailboxService(db, tokens, cursors, clock, { bootstrapTtlMs: config.BOOTSTRAP_TOKEN_TTL });

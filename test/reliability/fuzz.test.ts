@@ -400,7 +400,9 @@ function mcpArb(tools: McpTool[]): fc.Arbitrary<McpFuzzed> {
       entries = entries.map(([k, v]): [string, JsonValue] => (k === 'timeoutMs' && (waits(v) || typeof v !== 'number' && typeof v !== 'string') ? [k, 0] : [k, v]));
       if (!entries.some(([k]) => k === 'timeoutMs')) entries.push(['timeoutMs', 0]);
     }
-    const args = c.shape === 'arguments-hostile' ? jsonText(c.hostile) : jsonText(new Entries(entries));
+    let args = c.shape === 'arguments-hostile' ? jsonText(c.hostile) : jsonText(new Entries(entries));
+    // A hostile object without timeoutMs would hold the call for the default wait and eat the time box.
+    if (tool.name === 'wait_for_message' && c.shape === 'arguments-hostile' && args.startsWith('{')) args = args === '{}' ? '{"timeoutMs":0}' : args.replace(/\}$/, ',"timeoutMs":0}');
     const body = c.shape === 'rpc-garbage' ? c.garbage
       : Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool.name)},"arguments":${args}}}`, 'utf8');
     return {

@@ -18,7 +18,7 @@ let carol: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
 
 beforeAll(async () => {
-  server = await startSmtpTestServer({ env: { SMTP_AUTH_FAILURES_PER_15M: '1000' } });
+  server = await startSmtpTestServer({ env: { AUTH_FAILURES_PER_15M: '1000' } });
   x = await server.createDomain();
   y = await server.createDomain();
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf } from '../delivery/helpers.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
-import { startSmtpTestServer, submissionPort } from './world.js';
+import { loggedInWire, startSmtpTestServer, submissionPort } from './world.js';
 
 let server: TestServer;
 let x: { domainId: string; name: string; token: string };
@@ -19,11 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server?.close(); });
 
-async function loggedIn(): Promise<SmtpWire> {
-  const wire = await SmtpWire.connect(submissionPort(server));
-  await wire.login(alice.address, alice.token);
-  return wire;
-}
+const loggedIn = (): Promise<SmtpWire> => loggedInWire(server, alice);
 
 /** MAIL, RCPT, DATA, then the given raw bytes (which must end DATA themselves). */
 async function dataWith(wire: SmtpWire, raw: string | Buffer): Promise<void> {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startTestServer, type StartTestOptions, type TestServer } from '../support/harness.js';
 import { ID_PREFIX, newId } from '../../src/core/ids.js';
 import { sql } from '../../src/storage/database.js';
+import { SmtpWire } from './smtp-wire.js';
 
 export const SMTP_HOST = 'mail.test';
 
@@ -18,6 +19,13 @@ export function startSmtpTestServer(o: StartTestOptions = {}): Promise<TestServe
 
 export const submissionPort = (s: TestServer): number => s.runtime.smtpPorts.submission!;
 export const mxPort = (s: TestServer): number => s.runtime.smtpPorts.mx!;
+
+/** A raw submission session after STARTTLS and AUTH as `mailbox`. */
+export async function loggedInWire(s: TestServer, mailbox: { address: string; token: string }): Promise<SmtpWire> {
+  const wire = await SmtpWire.connect(submissionPort(s));
+  await wire.login(mailbox.address, mailbox.token);
+  return wire;
+}
 
 /** The self-signed certificate the server generated, so clients can verify it for real. */
 export const serverCert = (s: TestServer): string => readFileSync(path.join(s.dataDir, 'smtp-tls', 'cert.pem'), 'utf8');

@@ -112,7 +112,7 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
     ...(scratch ? { DATABASE_URL: scratch.url } : {}),
     // Many tests send bad tokens from 127.0.0.1 on purpose; the credential-failure budget of one
     // address is tested where it is the subject (test/reliability/brute-force.test.ts, SMTP limits).
-    ...(options.env?.SMTP_AUTH_FAILURES_PER_15M ? {} : { AUTH_FAILURES_PER_15M: '1000000' }),
+    AUTH_FAILURES_PER_15M: '1000000',
     ...options.env,
   });
   const runtime = await startRuntime(config, {

@@ -6,6 +6,7 @@ import type { MailboxRef, Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
 import { eventIdSchema } from '../../core/events/event.schemas.js';
 import type { OriginPolicy } from '../http/origin-policy.js';
+import { bearerToken } from '../http/app.js';
 
 type Handshake = Socket['handshake'];
 
@@ -72,10 +73,4 @@ function clientAddress(services: Services, h: Handshake): string | null {
 function header(h: Handshake, name: string): string | undefined {
   const value = h.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-function bearerToken(value: string | undefined): string | undefined {
-  if (!value) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
-  return m ? m[1] : '';
 }

@@ -23,7 +23,15 @@ export const AUTH_FAILURE_WINDOW_SECONDS = 900;
 export class AuthThrottle {
   private readonly limiter: RateLimiterAbstract;
 
-  constructor(redis: Redis | null, readonly failuresPer15m: number, private readonly log?: Logger) {
+  /**
+   * Addresses last seen with no failures, until when (epoch ms). Every authenticated request asks
+   * assertAllowed; with Redis that was a round trip each time. A clean address is believed clean
+   * for `cleanTtlMs` (the auth cache's AUTH_CACHE_TTL), so failures counted on another replica
+   * reach this one within that time, as a disabled token does. A failure here forgets it at once.
+   */
+  private readonly clean = new Map<string, number>();
+
+  constructor(redis: Redis | null, readonly failuresPer15m: number, private readonly log?: Logger, private readonly cleanTtlMs = 0) {
     const opts = { keyPrefix: `rl:auth-failures:${failuresPer15m}`, points: failuresPer15m, duration: AUTH_FAILURE_WINDOW_SECONDS };
     this.limiter = redis
       ? new RateLimiterRedis({ ...opts, storeClient: redis, useRedisPackage: false, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(opts) })
@@ -32,8 +40,14 @@ export class AuthThrottle {
 
   /** Throws AUTH_THROTTLED (with Retry-After seconds) when the address has used its budget. */
   async assertAllowed(clientAddress: string): Promise<void> {
-    const res = await this.limiter.get(clientKey(clientAddress));
+    const key = clientKey(clientAddress);
+    if ((this.clean.get(key) ?? 0) > Date.now()) return;
+    const res = await this.limiter.get(key);
     if (res && res.consumedPoints >= this.failuresPer15m) throw throttled(res.msBeforeNext);
+    if (this.cleanTtlMs > 0 && !res?.consumedPoints) {
+      if (this.clean.size >= 10_000) this.clean.clear(); // bounded: a flood of addresses only costs lookups
+      this.clean.set(key, Date.now() + this.cleanTtlMs);
+    }
   }
 
   /** Lookups running now per address, in this process (the bound below). */
@@ -69,6 +83,7 @@ export class AuthThrottle {
   /** Counts one failed credential that cost no query (a malformed SMTP username, a refused identity). */
   async recordFailure(clientAddress: string): Promise<void> {
     const key = clientKey(clientAddress);
+    this.clean.delete(key);
     const res = await this.limiter.penalty(key, 1);
     this.crossed(key, res.consumedPoints, res.msBeforeNext);
   }
