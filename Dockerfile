@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every role: `serve --roles api|realtime|smtp|worker`, `migrate`, `operator`.
-# Not built on the machine this was written on (no Docker engine there); see README, Kubernetes.
+# Built unchanged by `docker build` and by buildah (`make e2e` on the k8s-node); see README, Kubernetes.
+# At run time the root filesystem may be read-only: only /tmp and $MAILBOX_DATA_DIR are written.
 ARG NODE_IMAGE=node:24-slim
 
 # 1. Compile TypeScript; dev dependencies (tsc and the rest) exist only in this stage.
@@ -13,6 +14,9 @@ COPY src ./src
 COPY operator ./operator
 COPY bench ./bench
 RUN ./node_modules/.bin/tsc -p tsconfig.json
+# The web console and the API reference page (static files, served by the api role at / and /api/docs).
+COPY web ./web
+RUN ./node_modules/.bin/vite build --config web/vite.config.ts --logLevel warn
 
 # 2. Production dependencies only (no native modules: nothing is compiled here).
 FROM ${NODE_IMAGE} AS deps
@@ -33,6 +37,7 @@ COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/operator ./dist/operator
+COPY --from=build /app/dist/web ./dist/web
 COPY crds ./crds
 USER 1000:1000
 # 8080 HTTP API, MCP, Socket.IO, health and metrics; 8081 operator health and metrics;

@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test test-postgres test-pglite test-k8s reliability soak bench lint clean services
+.PHONY: install build run test chromium client test-postgres test-pglite test-k8s e2e reliability soak bench lint format clean services
 
 install: node_modules/.installed
 
@@ -13,18 +13,22 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-build: install dist/.built
+build: install dist/.built dist/web/index.html
 
 dist/.built: $(shell find src bench operator -name '*.ts' 2>/dev/null) tsconfig.json
 	tsc -p tsconfig.json
 	@touch $@
 
+## The web console and the API reference page (web/, Vite + Preact), served by the api role.
+dist/web/index.html: $(shell find web -type f 2>/dev/null) package-lock.json
+	vite build --config web/vite.config.ts --logLevel warn
+
 ## make run: install, build, and serve every role from one process on embedded defaults.
 run: build
-	npm start
+	MAILBOX_BANNER=true npm start
 
 ## make test: the whole suite on PostgreSQL and on PGlite (starts local PostgreSQL/Redis if down).
-test: install services
+test: install services chromium
 	vitest run
 
 test-postgres: install services
@@ -32,6 +36,12 @@ test-postgres: install services
 
 test-k8s: install services
 	vitest run --project k8s
+
+## make e2e: the image and chart on a real cluster (KUBECONFIG; here ../shared/k8s-node/up.sh, elsewhere kind
+## or k3s with E2E_IMAGE_LOAD): PostgreSQL, Redis, helm install, checks through the Services, a table
+## of figures, the namespace removed (scripts/e2e.sh, test/e2e/). Not part of make test (10-20 minutes here).
+e2e: install
+	bash scripts/e2e.sh
 
 ## make reliability: the reliability and security proof at full size (kill -9 during 10 000
 ## submissions, PostgreSQL stopped, outbound faults, fuzzing...); prints a pass/fail table of figures.
@@ -50,12 +60,30 @@ bench: build services
 	node dist/bench/http/run.js
 	node dist/bench/smtp/run.js
 	node dist/bench/realtime/run.js
+	node dist/bench/console/run.js
 
+## make lint: type-check src, test, bench and operator; the formatter's check.
 lint: install
-	tsc -p tsconfig.json --noEmit
+	tsc -p tsconfig.check.json
+	tsc -p web/tsconfig.json
+	tsc -p clients/typescript/tsconfig.json
+	prettier --check --log-level warn .
+
+## make format: rewrite every file the formatter owns.
+format: install
+	prettier --write --log-level warn .
 
 services:
 	@bash scripts/ensure-services.sh
+
+## make client: regenerate the typed TypeScript client's types (clients/typescript) from the routes.
+client: install
+	tsx scripts/generate-client.ts
+	openapi-typescript clients/typescript/openapi.json -o clients/typescript/schema.d.ts
+
+## Chromium for the browser tests (the `browser` vitest project skips them, with one line, without it).
+chromium:
+	@bash scripts/ensure-chromium.sh
 
 clean:
 	rm -rf dist node_modules/.installed

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from './config/config.js';
-import { createLogger, type Logger } from './core/logger.js';
+import type { Logger } from './core/logger.js';
+import { createPinoLogger } from './logging/pino-logger.js';
 import { startRuntime } from './main.js';
 import { formatManifestError, loadManifests } from './core/resources/manifest-loader.js';
 import { writeSecretManifest } from './core/resources/file-secret-store.js';
@@ -28,10 +29,17 @@ export class ApplyFailedError extends Error {
  * then Domains, then Mailboxes. Nothing is deleted: pruning belongs to the directory source.
  * Throws ApplyFailedError (exit status 1) when anything failed, after applying the rest.
  */
-export async function applyManifestsOnce(config: Readonly<Config>, target: string, options: ApplyOptions = {}): Promise<string> {
-  const log = options.log ?? createLogger('warn', () => ({}), (line) => process.stderr.write(line + '\n'));
+export async function applyManifestsOnce(
+  config: Readonly<Config>,
+  target: string,
+  options: ApplyOptions = {},
+): Promise<string> {
+  const log = options.log ?? createPinoLogger('warn', { fd: 2 });
   // Not the resource directory: this command applies `target` only, then exits.
-  const runtime = await startRuntime({ ...config, MAILBOX_RESOURCES_DIR: undefined }, { roles: [], log, inMemoryDatabase: options.inMemoryDatabase ?? false });
+  const runtime = await startRuntime(
+    { ...config, MAILBOX_RESOURCES_DIR: undefined },
+    { roles: [], log, inMemoryDatabase: options.inMemoryDatabase ?? false, command: 'apply' },
+  );
   try {
     const set = await loadManifests(target);
     const { secrets, status } = fileStores(config.dataDir, `apply:${path.resolve(target)}`, log);
@@ -59,13 +67,17 @@ export async function applyManifestsOnce(config: Readonly<Config>, target: strin
         lines.push(`${id}: ${r.outcome}`);
       } else {
         counts.failed++;
-        lines.push(`${id}: ${r.outcome === 'failed' ? 'failed' : `${r.outcome}, not ready`} (${r.reason}: ${r.message})`);
+        lines.push(
+          `${id}: ${r.outcome === 'failed' ? 'failed' : `${r.outcome}, not ready`} (${r.reason}: ${r.message})`,
+        );
       }
     }
     for (const e of set.errors) lines.push(`invalid manifest ${formatManifestError(e)}`);
     const total = set.secrets.length + results.length;
-    lines.push(`${total} resources: ${counts.created} created, ${counts.updated} updated, ${counts.unchanged} unchanged, ${counts.failed} failed`
-      + (set.errors.length ? `; ${set.errors.length} invalid manifests` : ''));
+    lines.push(
+      `${total} resources: ${counts.created} created, ${counts.updated} updated, ${counts.unchanged} unchanged, ${counts.failed} failed` +
+        (set.errors.length ? `; ${set.errors.length} invalid manifests` : ''),
+    );
     const summary = lines.join('\n');
     if (counts.failed > 0 || set.errors.length > 0) throw new ApplyFailedError(summary);
     return summary;

@@ -3,14 +3,17 @@ import path from 'node:path';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { Config } from './config/config.js';
-import { createLogger, type Logger } from './core/logger.js';
+import type { Logger } from './core/logger.js';
+import { createPinoLogger } from './logging/pino-logger.js';
 import { systemClock, type Clock } from './core/time.js';
 import { createServices, type Services } from './core/services.js';
 import { loadServerKey } from './core/keys/server-key.js';
-import { OutboxWorker } from './core/delivery/outbox-worker.js';
+import { OutboxWorker } from './core/delivery/outbound/outbox-worker.js';
+import { WebhookWorker } from './core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from './core/resources/resource-runtime.js';
 import { startEventSweeper } from './core/events/event-sweeper.js';
-import { StorageSweeper, startStorageSweeper } from './core/storage/storage-sweeper.js';
+import { startPolicySweeper } from './core/policy/policy-sweeper.js';
+import { StorageSweeper, startStorageSweeper } from './core/housekeeping/storage-sweeper.js';
 import { openOrm, migrate, type Orm } from './storage/orm.js';
 import { Database } from './storage/database.js';
 import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
@@ -20,6 +23,7 @@ import { createHttpApp } from './channels/http/app.js';
 import { gracefulClose } from './channels/http/graceful-close.js';
 import { answerClientError } from './channels/http/envelope.js';
 import { createMcpRouter } from './channels/mcp/index.js';
+import { createConsoleRouter } from './channels/http/console/static-site.js';
 import { startRealtime } from './channels/realtime/index.js';
 import { startSmtpServers } from './channels/smtp/index.js';
 import { createMetrics } from './telemetry/metrics.js';
@@ -46,12 +50,18 @@ export interface StartOptions {
   skipMigrations?: boolean;
   /** PGlite in memory instead of under the data dir (tests). */
   inMemoryDatabase?: boolean;
+  /** The command that holds an embedded data directory (default `serve`); named by a second process. */
+  command?: string;
 }
 
 export function parseRoles(text: string): Role[] {
-  const roles = text.split(',').map((r) => r.trim()).filter(Boolean);
+  const roles = text
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const bad = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
-  if (bad.length || roles.length === 0) throw new Error(`unknown role ${bad.join(',') || '(none)'}; roles are ${ROLES.join(',')}`);
+  if (bad.length || roles.length === 0)
+    throw new Error(`unknown role ${bad.join(',') || '(none)'}; roles are ${ROLES.join(',')}`);
   return roles as Role[];
 }
 
@@ -60,10 +70,14 @@ export function parseRoles(text: string): Role[] {
  * reverse on close. Tests start it with `PORT=0` and an in-memory PGlite or a scratch database.
  */
 export async function startRuntime(config: Readonly<Config>, options: StartOptions = {}): Promise<Runtime> {
-  const log = options.log ?? createLogger(config.LOG_LEVEL, () => {
-    const tid = currentTraceId();
-    return tid ? { tid } : {};
-  });
+  const log =
+    options.log ??
+    createPinoLogger(config.LOG_LEVEL, {
+      context: () => {
+        const tid = currentTraceId();
+        return tid ? { tid } : {};
+      },
+    });
   const clock = options.clock ?? systemClock;
   // Idempotent; OTEL_* variables are read by the SDK itself, as the OpenTelemetry spec defines.
   startTracing();
@@ -73,6 +87,10 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     databaseUrl: config.DATABASE_URL,
     pgliteDir: config.DATABASE_URL || options.inMemoryDatabase ? undefined : path.join(config.dataDir, 'pglite'),
     poolMax: config.DATABASE_POOL_MAX,
+    lockAs: {
+      command: options.command ?? 'serve',
+      resourcesDir: config.MAILBOX_RESOURCES_DIR ? path.resolve(config.MAILBOX_RESOURCES_DIR) : null,
+    },
   });
   if (!options.skipMigrations) {
     const applied = await migrate(orm);
@@ -81,7 +99,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const db = new Database(orm);
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   redis?.on('error', (err) => log.warn('redis.error', { message: err.message }));
-  const blobs = config.blobStore === 'postgres' ? new PgBlobStore(db) : new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  const blobs =
+    config.blobStore === 'postgres' ? new PgBlobStore(db) : new FsBlobStore(path.join(config.dataDir, 'blobs'));
   const bus = createEventBus(redis, log);
   const serverKey = loadServerKey(config.MAILBOX_SECRET_KEY, config.dataDir);
   const services = createServices({ config, log, clock, db, blobs, bus, redis, serverKey });
@@ -97,7 +116,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     const metrics = createMetrics(services);
     const app = createHttpApp(services, {
       apiRoutes: roles.includes('api'),
-      extraRouters: roles.includes('api') ? [createMcpRouter(services)] : [],
+      extraRouters: roles.includes('api') ? [createMcpRouter(services), createConsoleRouter()] : [],
       middlewares: [metrics.middleware],
       metrics,
     });
@@ -121,21 +140,45 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   }
   if (roles.includes('worker')) {
     const worker = new OutboxWorker(services, {
-      pollIntervalMs: config.WORKER_POLL_INTERVAL, leaseMs: config.WORKER_LEASE, workerId: `${hostname()}:${process.pid}`,
+      pollIntervalMs: config.WORKER_POLL_INTERVAL,
+      leaseMs: config.WORKER_LEASE,
+      workerId: `${hostname()}:${process.pid}`,
       retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
     });
     worker.start();
     closers.push(() => worker.stop());
+    const webhookWorker = new WebhookWorker(services, services.webhookCipher, {
+      workerId: `${hostname()}:${process.pid}`,
+      pollIntervalMs: config.WORKER_POLL_INTERVAL,
+      timeoutMs: config.WEBHOOK_TIMEOUT,
+      retry: { baseMs: config.WEBHOOK_RETRY_BASE, maxMs: config.WEBHOOK_RETRY_MAX },
+      disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      policy: { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS },
+    });
+    webhookWorker.start();
+    closers.push(() => webhookWorker.stop());
     const eventSweeper = startEventSweeper(services.events, log);
     closers.push(() => eventSweeper.stop());
-    const storageSweeper = startStorageSweeper(new StorageSweeper(db, blobs, clock, { orphanGraceMs: config.BLOB_ORPHAN_GRACE, uploadTtlMs: config.UPLOAD_TTL }), log, config.STORAGE_SWEEP_INTERVAL);
+    const policySweeper = startPolicySweeper(services.approvals, services.auditStore, clock, log, {
+      auditRetentionMs: config.EVENT_RETENTION,
+    });
+    closers.push(() => policySweeper.stop());
+    const storageSweeper = startStorageSweeper(
+      new StorageSweeper(db, blobs, clock, { orphanGraceMs: config.BLOB_ORPHAN_GRACE, uploadTtlMs: config.UPLOAD_TTL }),
+      log,
+      config.STORAGE_SWEEP_INTERVAL,
+    );
     closers.push(() => storageSweeper.stop());
   }
   if (config.MAILBOX_RESOURCES_DIR) {
     const watcher = await startResourceDirectory(services, path.resolve(config.MAILBOX_RESOURCES_DIR));
     closers.push(() => watcher.stop());
   }
-  const sweeper = setInterval(() => void services.tokens.sweepExpiredCiphertext().catch((err) => log.warn('token.sweep_failed', { err })), 60_000);
+  const sweeper = setInterval(
+    () => void services.tokens.sweepExpiredCiphertext().catch((err) => log.warn('token.sweep_failed', { err })),
+    60_000,
+  );
   sweeper.unref();
 
   return {
@@ -155,7 +198,12 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
 }
 
 /** Binds or fails with one line naming the variable to change (CONTRACT, Running it). */
-export function listen(server: http.Server | import('node:net').Server, port: number, host: string, envName: string): Promise<number> {
+export function listen(
+  server: http.Server | import('node:net').Server,
+  port: number,
+  host: string,
+  envName: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       reject(new Error(`cannot listen on ${host}:${port} (${err.code ?? err.message}); set ${envName} to a free port`));

@@ -7,8 +7,8 @@ import { serve, startProcess, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { seedMessages } from './seed.js';
 
-// bench/http: GET /api/messages (limit 50) and GET /api/messages/{id} on a 10 000- and a
-// 1 000 000-message mailbox on PostgreSQL, side by side with a bare node:http ceiling.
+// bench/http: GET /api/messages (limit 50), GET /api/messages/{id} and GET /api/messages/search on a
+// 10 000- and a 1 000 000-message mailbox on PostgreSQL, side by side with a bare node:http ceiling.
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000);
 const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -21,7 +21,15 @@ async function main(): Promise<void> {
   const databaseUrl = db.url;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-'));
   const secretKey = randomBytes(32).toString('hex');
-  const env = { DATABASE_URL: databaseUrl, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: secretKey, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10' };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    MAILBOX_DATA_DIR: dataDir,
+    MAILBOX_SECRET_KEY: secretKey,
+    PORT: String(PORT),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'error',
+    DATABASE_POOL_MAX: '10',
+  };
   const children = [];
   try {
     // Migrate and create the tenants through the core, then seed messages with SQL.
@@ -43,37 +51,94 @@ async function main(): Promise<void> {
     const listBody = await (await fetch(`${base}/api/messages?limit=50`, { headers: auth('large') })).text();
     const largeId = await middleId('large');
     const getBody = await (await fetch(`${base}/api/messages/${largeId}`, { headers: auth('large') })).text();
-    if (!listBody.includes('"items"') || !getBody.includes(largeId)) throw new Error(`the service did not answer as expected: ${listBody.slice(0, 200)} ${getBody.slice(0, 200)}`);
+    if (!listBody.includes('"items"') || !getBody.includes(largeId))
+      throw new Error(`the service did not answer as expected: ${listBody.slice(0, 200)} ${getBody.slice(0, 200)}`);
     const bodiesFile = path.join(dataDir, 'ceiling.json');
     writeFileSync(bodiesFile, JSON.stringify({ '/api/messages': listBody, '/': getBody }));
-    const ceiling = await startProcess(['dist/bench/http/ceiling-server.js', bodiesFile, String(CEILING_PORT)], {}, `http://127.0.0.1:${CEILING_PORT}/api/messages`);
+    const ceiling = await startProcess(
+      ['dist/bench/http/ceiling-server.js', bodiesFile, String(CEILING_PORT)],
+      {},
+      `http://127.0.0.1:${CEILING_PORT}/api/messages`,
+    );
     children.push(ceiling);
     const ceilingBase = `http://127.0.0.1:${CEILING_PORT}`;
 
     const opts = { seconds: SECONDS, connections: CONNECTIONS };
     const results: Figures[] = [];
     results.push(await measure('list ceiling (bare node:http)', `${ceilingBase}/api/messages`, opts));
-    results.push(await measure(`list limit=50, ${SMALL} msgs`, `${base}/api/messages?limit=50`, { ...opts, headers: auth('small') }));
-    results.push(await measure(`list limit=50, ${LARGE} msgs`, `${base}/api/messages?limit=50`, { ...opts, headers: auth('large') }));
+    results.push(
+      await measure(`list limit=50, ${SMALL} msgs`, `${base}/api/messages?limit=50`, {
+        ...opts,
+        headers: auth('small'),
+      }),
+    );
+    results.push(
+      await measure(`list limit=50, ${LARGE} msgs`, `${base}/api/messages?limit=50`, {
+        ...opts,
+        headers: auth('large'),
+      }),
+    );
     results.push(await measure('get ceiling (bare node:http)', `${ceilingBase}/api/messages/x`, opts));
-    results.push(await measure(`get by id, ${SMALL} msgs`, `${base}/api/messages/${await middleId('small')}`, { ...opts, headers: auth('small') }));
-    results.push(await measure(`get by id, ${LARGE} msgs`, `${base}/api/messages/${largeId}`, { ...opts, headers: auth('large') }));
+    results.push(
+      await measure(`get by id, ${SMALL} msgs`, `${base}/api/messages/${await middleId('small')}`, {
+        ...opts,
+        headers: auth('small'),
+      }),
+    );
+    results.push(
+      await measure(`get by id, ${LARGE} msgs`, `${base}/api/messages/${largeId}`, { ...opts, headers: auth('large') }),
+    );
 
-    const [listCeil, listSmall, listLarge, getCeil, getSmall, getLarge] = results as [Figures, Figures, Figures, Figures, Figures, Figures];
+    // Search (issue 13) beside the plain list: a rare word (one match: the GIN index finds it) and a
+    // word in every message (the worst case: all matches sorted for the newest 50).
+    const rare = String(Math.ceil(LARGE / 3));
+    for (const [name, q, size] of [
+      [`search rare word, ${SMALL} msgs`, String(Math.ceil(SMALL / 3)), 'small'],
+      [`search rare word, ${LARGE} msgs`, rare, 'large'],
+      [`search word in every message, ${LARGE} msgs`, 'benchmark', 'large'],
+    ] as const)
+      results.push(
+        await measure(name, `${base}/api/messages/search?limit=50&q=${q}`, { ...opts, headers: auth(size) }),
+      );
+
+    const [listCeil, listSmall, listLarge, getCeil, getSmall, getLarge] = results as [
+      Figures,
+      Figures,
+      Figures,
+      Figures,
+      Figures,
+      Figures,
+    ];
     const rows = results.map((r) => {
       const ceil = r.name.startsWith('list') ? listCeil : getCeil;
-      return { scenario: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'vs ceiling': `${((r.rps / ceil.rps) * 100).toFixed(0)}%`, errors: r.errors + r.non2xx };
+      return {
+        scenario: r.name,
+        'req/s': r.rps,
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'vs ceiling': `${((r.rps / ceil.rps) * 100).toFixed(0)}%`,
+        errors: r.errors + r.non2xx,
+      };
     });
-    console.log(`\nbench/http — PostgreSQL, ${CONNECTIONS} connections, ${SECONDS} s per row, node ${process.version}\n`);
+    console.log(
+      `\nbench/http — PostgreSQL, ${CONNECTIONS} connections, ${SECONDS} s per row, node ${process.version}\n`,
+    );
     console.log(table(rows));
     const listRatio = listLarge.p50 / Math.max(listSmall.p50, 0.01);
     const getRatio = getLarge.p50 / Math.max(getSmall.p50, 0.01);
-    console.log(`\ntarget: list p50 at ${LARGE} within 1.3x of p50 at ${SMALL}: ${listRatio.toFixed(2)}x ${listRatio <= 1.3 ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `\ntarget: list p50 at ${LARGE} within 1.3x of p50 at ${SMALL}: ${listRatio.toFixed(2)}x ${listRatio <= 1.3 ? 'MET' : 'NOT MET'}`,
+    );
     console.log(`        get  p50 ratio: ${getRatio.toFixed(2)}x ${getRatio <= 1.3 ? 'MET' : 'NOT MET'}`);
     const share = listLarge.rps / listCeil.rps;
-    console.log(`target: list throughput >= 40% of the ceiling: ${(share * 100).toFixed(0)}% ${share >= 0.4 ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `target: list throughput >= 40% of the ceiling: ${(share * 100).toFixed(0)}% ${share >= 0.4 ? 'MET' : 'NOT MET'}`,
+    );
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync(`bench/results/http-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ results, listRatio, getRatio, share }, null, 2));
+    writeFileSync(
+      `bench/results/http-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
+      JSON.stringify({ results, listRatio, getRatio, share }, null, 2),
+    );
   } finally {
     for (const c of children) await stopProcess(c);
     await db.drop();

@@ -1,6 +1,9 @@
 import dgram from 'node:dgram';
 
-export type Records = Record<string, { A?: string[]; AAAA?: string[]; TXT?: string[]; MX?: { priority: number; exchange: string }[] }>;
+export type Records = Record<
+  string,
+  { A?: string[]; AAAA?: string[]; TXT?: string[]; MX?: { priority: number; exchange: string }[] }
+>;
 
 const TYPES: Record<number, 'A' | 'AAAA' | 'TXT' | 'MX'> = { 1: 'A', 28: 'AAAA', 16: 'TXT', 15: 'MX' };
 
@@ -9,7 +12,9 @@ const TYPES: Record<number, 'A' | 'AAAA' | 'TXT' | 'MX'> = { 1: 'A', 28: 'AAAA',
  * hosts resolve from `records`, everything else is NXDOMAIN. The service reaches it through
  * DNS_SERVERS, exactly as it would reach a real one.
  */
-export async function startDnsStub(records: Records): Promise<{ server: string; records: Records; close(): Promise<void> }> {
+export async function startDnsStub(
+  records: Records,
+): Promise<{ server: string; records: Records; close(): Promise<void> }> {
   const socket = dgram.createSocket('udp4');
   socket.on('message', (msg, rinfo) => {
     try {
@@ -37,7 +42,14 @@ function readName(msg: Buffer, offset: number): { name: string; end: number } {
 }
 
 const encodeName = (name: string): Buffer =>
-  Buffer.concat([...name.replace(/\.$/, '').split('.').filter(Boolean).map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')])), Buffer.from([0])]);
+  Buffer.concat([
+    ...name
+      .replace(/\.$/, '')
+      .split('.')
+      .filter(Boolean)
+      .map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')])),
+    Buffer.from([0]),
+  ]);
 
 function rdata(type: 'A' | 'AAAA' | 'TXT' | 'MX', value: any): Buffer {
   if (type === 'A') return Buffer.from(String(value).split('.').map(Number));
@@ -46,7 +58,13 @@ function rdata(type: 'A' | 'AAAA' | 'TXT' | 'MX', value: any): Buffer {
     const head = parts[0] ? parts[0].split(':') : [];
     const tail = parts[1] ? parts[1].split(':') : [];
     const groups = [...head, ...Array(8 - head.length - tail.length).fill('0'), ...tail];
-    return Buffer.concat(groups.map((g) => { const b = Buffer.alloc(2); b.writeUInt16BE(parseInt(g, 16)); return b; }));
+    return Buffer.concat(
+      groups.map((g) => {
+        const b = Buffer.alloc(2);
+        b.writeUInt16BE(parseInt(g, 16));
+        return b;
+      }),
+    );
   }
   if (type === 'TXT') {
     const bytes = Buffer.from(String(value), 'utf8');

@@ -1,13 +1,31 @@
 import autocannon from 'autocannon';
 
-export interface Figures { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+export interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
 
 /** One autocannon run against a URL; a short warm-up is run first and discarded. */
-export async function measure(name: string, url: string, opts: { headers?: Record<string, string>; connections?: number; seconds?: number } = {}): Promise<Figures> {
+export async function measure(
+  name: string,
+  url: string,
+  opts: { headers?: Record<string, string>; connections?: number; seconds?: number } = {},
+): Promise<Figures> {
   const base = { url, headers: opts.headers ?? {}, connections: opts.connections ?? 16 };
   await autocannon({ ...base, duration: 2 });
   const r = await autocannon({ ...base, duration: opts.seconds ?? 10 });
-  return { name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+  return {
+    name,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+  };
 }
 
 export function table(rows: Array<Record<string, string | number>>): string {
@@ -17,4 +35,5 @@ export function table(rows: Array<Record<string, string | number>>): string {
 }
 
 /** Nearest-rank percentile of an ascending array (NaN when empty). */
-export const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+export const percentile = (sorted: number[], p: number): number =>
+  sorted.length ? sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;

@@ -11,7 +11,8 @@ const compiled = import.meta.url.endsWith('.js');
 const root = path.resolve(here, compiled ? '../../..' : '../..');
 
 /** Node arguments that run `rel` (a path from the repository root, no extension) built or from source. */
-export const script = (rel: string): string[] => (compiled ? [path.join(root, 'dist', `${rel}.js`)] : ['--import', 'tsx', path.join(root, `${rel}.ts`)]);
+export const script = (rel: string): string[] =>
+  compiled ? [path.join(root, 'dist', `${rel}.js`)] : ['--import', 'tsx', path.join(root, `${rel}.ts`)];
 
 export interface StartOptions {
   /** Each stdout line of the child (its JSON log); without it stdout is discarded. */
@@ -19,8 +20,16 @@ export interface StartOptions {
 }
 
 /** Starts a child node process and resolves once `url` answers (or rejects after 60 s). */
-export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string, opts: StartOptions = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', opts.onStdout ? 'pipe' : 'ignore', 'inherit'] });
+export async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  readyUrl: string,
+  opts: StartOptions = {},
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', opts.onStdout ? 'pipe' : 'ignore', 'inherit'],
+  });
   if (opts.onStdout) createInterface({ input: child.stdout! }).on('line', opts.onStdout);
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -46,8 +55,18 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 }
 
 /** `mailbox serve --roles …` with PORT=`port`; resolves when /healthz answers. */
-export function serve(roles: string, port: number, env: Record<string, string>, opts: StartOptions = {}): Promise<ChildProcess> {
-  return startProcess([...script('src/cli'), 'serve', '--roles', roles], { ...env, PORT: String(port) }, `http://127.0.0.1:${port}/healthz`, opts);
+export function serve(
+  roles: string,
+  port: number,
+  env: Record<string, string>,
+  opts: StartOptions = {},
+): Promise<ChildProcess> {
+  return startProcess(
+    [...script('src/cli'), 'serve', '--roles', roles],
+    { ...env, PORT: String(port) },
+    `http://127.0.0.1:${port}/healthz`,
+    opts,
+  );
 }
 
 export function freePort(): Promise<number> {
@@ -63,12 +82,19 @@ export function freePort(): Promise<number> {
 
 /** A private redis-server, so a benchmark shares nothing with tests running beside it. */
 export async function redisServer(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const { Redis } = await import('ioredis');
   for (let i = 0; i < 100; i++) {
     const r = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     r.on('error', () => undefined);
-    const ok = await r.connect().then(() => r.ping(), () => null);
+    const ok = await r.connect().then(
+      () => r.ping(),
+      () => null,
+    );
     r.disconnect();
     if (ok === 'PONG') return child;
     await new Promise((res) => setTimeout(res, 100));
@@ -85,14 +111,21 @@ export class IpcChild<Request, Reply> {
 
   constructor(rel: string) {
     const args = script(rel);
-    this.child = fork(args.at(-1)!, [], { execArgv: args.slice(0, -1), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(args.at(-1)!, [], {
+      execArgv: args.slice(0, -1),
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
   }
 
   ask<T extends Reply>(message: Request): Promise<T> {
     return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`${this.child.spawnargs.join(' ')} exited with ${code}`));
+      const onExit = (code: number | null) =>
+        reject(new Error(`${this.child.spawnargs.join(' ')} exited with ${code}`));
       this.child.once('exit', onExit);
-      this.child.once('message', (m) => { this.child.off('exit', onExit); resolve(m as T); });
+      this.child.once('message', (m) => {
+        this.child.off('exit', onExit);
+        resolve(m as T);
+      });
       this.child.send(message as object);
     });
   }

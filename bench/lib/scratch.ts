@@ -10,7 +10,10 @@ import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 /** The PostgreSQL server the benchmarks create their scratch databases on (database `postgres`). */
 export const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export interface ScratchDatabase { url: string; drop(): Promise<void> }
+export interface ScratchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
 
 /** A new empty database `<prefix>_<random>` on ADMIN_URL's server; `drop` removes it (forcing out connections). */
 export async function scratchDatabase(prefix: string): Promise<ScratchDatabase> {
@@ -27,13 +30,21 @@ export async function scratchDatabase(prefix: string): Promise<ScratchDatabase> 
   };
 }
 
-export interface SeededMailbox { address: string; mailboxId: string; token: string }
+export interface SeededMailbox {
+  address: string;
+  mailboxId: string;
+  token: string;
+}
 
 /**
  * Migrates the database of `env` and declares `domain` with one mailbox per local part, each with
  * a mailbox token of the integration scopes valid for a day, through the core (as the resources do).
  */
-export async function seedMailboxes(env: Record<string, string>, domain: string, localParts: string[]): Promise<SeededMailbox[]> {
+export async function seedMailboxes(
+  env: Record<string, string>,
+  domain: string,
+  localParts: string[],
+): Promise<SeededMailbox[]> {
   const runtime = await startRuntime(loadConfig(env), { roles: [], log: silentLogger });
   try {
     const s = runtime.services;
@@ -43,7 +54,16 @@ export async function seedMailboxes(env: Record<string, string>, domain: string,
       for (const local of localParts) {
         const address = `${local}@${domain}`;
         const mailboxId = await insertMailbox(trx, { domainId, address, displayName: local });
-        const t = await s.tokens.mint(trx, { kind: 'mailbox', domainId, mailboxId, name: 'bench', scopes: DEFAULT_INTEGRATION_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'bootstrap', parentTokenId: null });
+        const t = await s.tokenMinter.mint(trx, {
+          kind: 'mailbox',
+          domainId,
+          mailboxId,
+          name: 'bench',
+          scopes: DEFAULT_INTEGRATION_SCOPES,
+          expiresAt: new Date(Date.now() + 86_400_000),
+          createdSource: 'bootstrap',
+          parentTokenId: null,
+        });
         out.push({ address, mailboxId, token: t.accessToken });
       }
       return out;

@@ -11,7 +11,9 @@ const server = http.createServer((req, res) => {
     return;
   }
   let body = '';
-  req.on('data', (d: Buffer) => { body += d; });
+  req.on('data', (d: Buffer) => {
+    body += d;
+  });
   req.on('end', () => {
     const { mailboxAddress, event } = JSON.parse(body) as { mailboxAddress: string; event: { type: string } };
     io.to(`mailbox:${mailboxAddress}`).emit(event.type, event);

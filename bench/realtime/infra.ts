@@ -3,7 +3,11 @@ import { IpcChild, script, startProcess } from '../lib/processes.js';
 import type { ClientSpec, FromClient, ToClient } from './clients.js';
 
 export function ceiling(port: number): Promise<ChildProcess> {
-  return startProcess([...script('bench/realtime/ceiling-server'), String(port)], {}, `http://127.0.0.1:${port}/healthz`);
+  return startProcess(
+    [...script('bench/realtime/ceiling-server'), String(port)],
+    {},
+    `http://127.0.0.1:${port}/healthz`,
+  );
 }
 
 /** A forked client process holding its share of the connections. */
@@ -15,7 +19,11 @@ export class ClientProcess {
   }
 
   connect(specs: ClientSpec[], concurrency = 100) {
-    return this.ipc.ask<{ ready: number; failed: number; firstError: string | null }>({ cmd: 'connect', specs, concurrency });
+    return this.ipc.ask<{ ready: number; failed: number; firstError: string | null }>({
+      cmd: 'connect',
+      specs,
+      concurrency,
+    });
   }
 
   async collect(): Promise<Array<[number, number, number]>> {

@@ -22,18 +22,38 @@ const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? 15);
 const CLIENT_PROCS = Number(process.env.BENCH_RT_CLIENT_PROCS ?? 4);
 const SMTP_CONNECTIONS = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 
 interface Row {
-  scenario: string; clients: number; messages: number; expected: number; delivered: string;
-  'p50 ms': string; 'p99 ms': string; 'max ms': string; 'p50/p99 from 250': string; 'server CPU s': string; 'connect s': string;
+  scenario: string;
+  clients: number;
+  messages: number;
+  expected: number;
+  delivered: string;
+  'p50 ms': string;
+  'p99 ms': string;
+  'max ms': string;
+  'p50/p99 from 250': string;
+  'server CPU s': string;
+  'connect s': string;
 }
 /** When a message was handed over: `start` (end of DATA, or the ceiling's POST) and `accepted` (the 250; the POST's answer). */
-interface Sent { start: number; accepted: number }
+interface Sent {
+  start: number;
+  accepted: number;
+}
 
 /** Connects `n` clients (client i follows mailbox i % 100 on server i % 2), sends at RATE for SECONDS, measures. */
-async function phase(name: string, n: number, urls: string[], mailboxes: Array<{ address: string; token: string }>,
-  auth: (m: { address: string; token: string }) => Record<string, string>, emit: (k: number, mailbox: string) => Promise<Sent>, serverPids: Array<number | undefined>): Promise<Row> {
+async function phase(
+  name: string,
+  n: number,
+  urls: string[],
+  mailboxes: Array<{ address: string; token: string }>,
+  auth: (m: { address: string; token: string }) => Record<string, string>,
+  emit: (k: number, mailbox: string) => Promise<Sent>,
+  serverPids: Array<number | undefined>,
+): Promise<Row> {
   const procs = Array.from({ length: CLIENT_PROCS }, () => ClientProcess.start());
   try {
     const specs: ClientSpec[][] = procs.map(() => []);
@@ -47,7 +67,10 @@ async function phase(name: string, n: number, urls: string[], mailboxes: Array<{
     const ready = await Promise.all(procs.map((p, i) => p.connect(specs[i]!)));
     const connectS = (Date.now() - t) / 1000;
     const failed = ready.reduce((a, r) => a + r.failed, 0);
-    if (failed) console.log(`${name}: ${failed} of ${n} clients failed to connect: ${ready.find((r) => r.firstError)?.firstError}`);
+    if (failed)
+      console.log(
+        `${name}: ${failed} of ${n} clients failed to connect: ${ready.find((r) => r.firstError)?.firstError}`,
+      );
     const perMailbox = new Array<number>(MAILBOXES).fill(0);
     for (let i = 0; i < n; i++) perMailbox[i % MAILBOXES]!++;
 
@@ -65,7 +88,14 @@ async function phase(name: string, n: number, urls: string[], mailboxes: Array<{
       const due = start + (k * 1000) / RATE;
       const wait = due - nowMs();
       if (wait > 0) await sleep(wait);
-      pending.push(emit(k, mailboxes[k % MAILBOXES]!.address).then((at) => { t0.set(k, at); }, (err: Error) => console.log(`${name}: message ${k}: ${err.message}`)));
+      pending.push(
+        emit(k, mailboxes[k % MAILBOXES]!.address).then(
+          (at) => {
+            t0.set(k, at);
+          },
+          (err: Error) => console.log(`${name}: message ${k}: ${err.message}`),
+        ),
+      );
     }
     await Promise.all(pending);
     await sleep(3000); // stragglers
@@ -88,9 +118,17 @@ async function phase(name: string, n: number, urls: string[], mailboxes: Array<{
     latencies.sort((a, b) => a - b);
     fromAccepted.sort((a, b) => a - b);
     return {
-      scenario: name, clients: n, messages: t0.size, expected, delivered: `${((latencies.length / Math.max(expected, 1)) * 100).toFixed(2)}%`,
-      'p50 ms': pct(latencies, 50).toFixed(1), 'p99 ms': pct(latencies, 99).toFixed(1), 'max ms': (latencies.at(-1) ?? NaN).toFixed(1),
-      'p50/p99 from 250': `${pct(fromAccepted, 50).toFixed(1)} / ${pct(fromAccepted, 99).toFixed(1)}`, 'server CPU s': cpu.toFixed(1), 'connect s': connectS.toFixed(1),
+      scenario: name,
+      clients: n,
+      messages: t0.size,
+      expected,
+      delivered: `${((latencies.length / Math.max(expected, 1)) * 100).toFixed(2)}%`,
+      'p50 ms': pct(latencies, 50).toFixed(1),
+      'p99 ms': pct(latencies, 99).toFixed(1),
+      'max ms': (latencies.at(-1) ?? NaN).toFixed(1),
+      'p50/p99 from 250': `${pct(fromAccepted, 50).toFixed(1)} / ${pct(fromAccepted, 99).toFixed(1)}`,
+      'server CPU s': cpu.toFixed(1),
+      'connect s': connectS.toFixed(1),
     };
   } finally {
     for (const p of procs) p.close();
@@ -107,16 +145,34 @@ async function main(): Promise<void> {
     children.push(await redisServer(redisPort));
     const [apiPort, mxPort, submissionPort, rt1, rt2, c1, c2] = await Promise.all(Array.from({ length: 7 }, freePort));
     const env = {
-      DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${redisPort}`, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
-      MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10',
-      SMTP_MX_PORT: String(mxPort), SMTP_SUBMISSION_PORT: String(submissionPort), DNS_SERVERS: dns.server, SMTP_HOSTNAME: 'mx.bench.test',
+      DATABASE_URL: db.url,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
+      MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      DATABASE_POOL_MAX: '10',
+      SMTP_MX_PORT: String(mxPort),
+      SMTP_SUBMISSION_PORT: String(submissionPort),
+      DNS_SERVERS: dns.server,
+      SMTP_HOSTNAME: 'mx.bench.test',
     };
     // Migrate and declare 100 mailboxes with a token each, through the core.
-    const mailboxes = await seedMailboxes(env, 'rt.bench.test', Array.from({ length: MAILBOXES }, (_, i) => `m${String(i).padStart(3, '0')}`));
+    const mailboxes = await seedMailboxes(
+      env,
+      'rt.bench.test',
+      Array.from({ length: MAILBOXES }, (_, i) => `m${String(i).padStart(3, '0')}`),
+    );
 
     children.push(await serve('api,smtp,worker', apiPort!, env));
-    const realtime1 = await serve('realtime', rt1!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) });
-    const realtime2 = await serve('realtime', rt2!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) });
+    const realtime1 = await serve('realtime', rt1!, {
+      ...env,
+      MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
+    });
+    const realtime2 = await serve('realtime', rt2!, {
+      ...env,
+      MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
+    });
     const [ceiling1, ceiling2] = [await ceiling(c1!), await ceiling(c2!)];
     children.push(realtime1, realtime2, ceiling1, ceiling2);
     const senders = await Promise.all(Array.from({ length: SMTP_CONNECTIONS }, () => SmtpSender.open(mxPort!)));
@@ -124,17 +180,40 @@ async function main(): Promise<void> {
     const chains: Array<Promise<unknown>> = senders.map(() => Promise.resolve());
     const viaSmtp = (k: number, to: string): Promise<Sent> => {
       const i = k % SMTP_CONNECTIONS;
-      const next = chains[i]!.catch(() => undefined).then(() => senders[i]!.send('sender@remote.bench.example', to, `rt-bench ${k}`))
+      const next = chains[i]!.catch(() => undefined)
+        .then(() => senders[i]!.send('sender@remote.bench.example', to, `rt-bench ${k}`))
         .then((r) => ({ start: r.dataEnd, accepted: r.accepted }));
       chains[i] = next;
       return next;
     };
     const ceilingUrls = [`http://127.0.0.1:${c1}`, `http://127.0.0.1:${c2}`];
     const viaCeiling = async (k: number, to: string): Promise<Sent> => {
-      const event = { eventId: String(k + 1), type: 'message.received', mailboxId: 'mbx_ceiling', mailboxAddress: to, occurredAtTs: Date.now(),
-        data: { messageId: `msg_${k}`, threadId: `thr_${k}`, direction: 'inbound', subject: `rt-bench ${k}`, fromAddress: 'sender@remote.bench.example', fromDisplayName: 'Bench', toAddresses: [to], ccAddresses: [], attachmentCount: 0, inReplyToMessageId: null, receivedAtTs: Date.now() } };
+      const event = {
+        eventId: String(k + 1),
+        type: 'message.received',
+        mailboxId: 'mbx_ceiling',
+        mailboxAddress: to,
+        occurredAtTs: Date.now(),
+        data: {
+          messageId: `msg_${k}`,
+          threadId: `thr_${k}`,
+          direction: 'inbound',
+          subject: `rt-bench ${k}`,
+          fromAddress: 'sender@remote.bench.example',
+          fromDisplayName: 'Bench',
+          toAddresses: [to],
+          ccAddresses: [],
+          attachmentCount: 0,
+          inReplyToMessageId: null,
+          receivedAtTs: Date.now(),
+        },
+      };
       const at = nowMs();
-      await Promise.all(ceilingUrls.map((u) => fetch(`${u}/emit`, { method: 'POST', body: JSON.stringify({ mailboxAddress: to, event }) })));
+      await Promise.all(
+        ceilingUrls.map((u) =>
+          fetch(`${u}/emit`, { method: 'POST', body: JSON.stringify({ mailboxAddress: to, event }) }),
+        ),
+      );
       return { start: at, accepted: nowMs() };
     };
     // Warm-up: JIT, pools, feeds.
@@ -143,16 +222,39 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const rtUrls = [`http://127.0.0.1:${rt1}`, `http://127.0.0.1:${rt2}`];
     for (const n of CLIENTS) {
-      rows.push(await phase('service (SMTP → 2 realtime procs)', n, rtUrls, mailboxes, (m) => ({ token: m.token }), viaSmtp, [realtime1.pid, realtime2.pid]));
-      rows.push(await phase('ceiling (bare Socket.IO ×2)', n, ceilingUrls, mailboxes, (m) => ({ mailboxAddress: m.address }), viaCeiling, [ceiling1.pid, ceiling2.pid]));
+      rows.push(
+        await phase('service (SMTP → 2 realtime procs)', n, rtUrls, mailboxes, (m) => ({ token: m.token }), viaSmtp, [
+          realtime1.pid,
+          realtime2.pid,
+        ]),
+      );
+      rows.push(
+        await phase(
+          'ceiling (bare Socket.IO ×2)',
+          n,
+          ceilingUrls,
+          mailboxes,
+          (m) => ({ mailboxAddress: m.address }),
+          viaCeiling,
+          [ceiling1.pid, ceiling2.pid],
+        ),
+      );
     }
     for (const s of senders) s.close();
-    console.log(`\nbench/realtime — ${RATE} inbound msgs/s for ${SECONDS} s, ${MAILBOXES} mailboxes, 2 realtime processes, ${CLIENT_PROCS} client processes, node ${process.version}\n`);
+    console.log(
+      `\nbench/realtime — ${RATE} inbound msgs/s for ${SECONDS} s, ${MAILBOXES} mailboxes, 2 realtime processes, ${CLIENT_PROCS} client processes, node ${process.version}\n`,
+    );
     console.log(table(rows as unknown as Array<Record<string, string | number>>));
     const at1k = rows.find((r) => r.clients === 1000 && r.scenario.startsWith('service'));
-    if (at1k) console.log(`\ntarget: p99 < 50 ms at 1 000 clients: ${at1k['p99 ms']} ms ${Number(at1k['p99 ms']) < 50 ? 'MET' : 'NOT MET'}; 100% delivered: ${at1k.delivered} ${at1k.delivered === '100.00%' ? 'MET' : 'NOT MET'}`);
+    if (at1k)
+      console.log(
+        `\ntarget: p99 < 50 ms at 1 000 clients: ${at1k['p99 ms']} ms ${Number(at1k['p99 ms']) < 50 ? 'MET' : 'NOT MET'}; 100% delivered: ${at1k.delivered} ${at1k.delivered === '100.00%' ? 'MET' : 'NOT MET'}`,
+      );
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync(`bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ rate: RATE, seconds: SECONDS, rows }, null, 2));
+    writeFileSync(
+      `bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
+      JSON.stringify({ rate: RATE, seconds: SECONDS, rows }, null, 2),
+    );
   } finally {
     for (const c of children.reverse()) await stopProcess(c);
     await dns.close();

@@ -15,8 +15,14 @@ export class SmtpSender {
 
   private constructor(private readonly socket: net.Socket) {
     socket.setNoDelay(true);
-    socket.on('data', (d: Buffer) => { this.buf += d.toString('latin1'); this.wake?.(); });
-    socket.on('close', () => { this.closed = true; this.wake?.(); });
+    socket.on('data', (d: Buffer) => {
+      this.buf += d.toString('latin1');
+      this.wake?.();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake?.();
+    });
     socket.on('error', () => undefined);
   }
 
@@ -37,8 +43,9 @@ export class SmtpSender {
     await this.expect(2);
     this.socket.write('DATA\r\n');
     await this.expect(3);
-    const message = `From: Bench <${from}>\r\nTo: <${to}>\r\nSubject: ${subject}\r\nDate: ${new Date().toUTCString()}\r\n`
-      + `Message-ID: <${subject.replace(/\W/g, '')}@bench.realtime>\r\nContent-Type: text/plain\r\n\r\nrealtime bench\r\n.\r\n`;
+    const message =
+      `From: Bench <${from}>\r\nTo: <${to}>\r\nSubject: ${subject}\r\nDate: ${new Date().toUTCString()}\r\n` +
+      `Message-ID: <${subject.replace(/\W/g, '')}@bench.realtime>\r\nContent-Type: text/plain\r\n\r\nrealtime bench\r\n.\r\n`;
     this.socket.write(message);
     const dataEnd = nowMs();
     await this.expect(2);
@@ -58,7 +65,12 @@ export class SmtpSender {
         return;
       }
       if (this.closed) throw new Error('SMTP connection closed');
-      await new Promise<void>((r) => { this.wake = () => { this.wake = null; r(); }; });
+      await new Promise<void>((r) => {
+        this.wake = () => {
+          this.wake = null;
+          r();
+        };
+      });
     }
   }
 }

@@ -2,7 +2,11 @@ import net from 'node:net';
 import tls from 'node:tls';
 
 /** Who one client is: its envelope and, for submission, its credentials. */
-export interface ClientIdentity { from: string; to: string; auth?: { user: string; pass: string } }
+export interface ClientIdentity {
+  from: string;
+  to: string;
+  auth?: { user: string; pass: string };
+}
 
 export interface LoadOptions {
   port: number;
@@ -14,7 +18,14 @@ export interface LoadOptions {
   identity: (i: number) => ClientIdentity;
 }
 
-export interface LoadFigures { messages: number; rate: number; p50: number; p99: number; errors: number; firstError: string | null }
+export interface LoadFigures {
+  messages: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  firstError: string | null;
+}
 
 /** A minimal SMTP client: one reply at a time, PIPELINING for MAIL/RCPT/DATA when offered. */
 class Client {
@@ -36,8 +47,14 @@ class Client {
   }
 
   private attach(s: net.Socket): void {
-    s.on('data', (d: Buffer) => { this.buf += d.toString('latin1'); this.waiting?.(); });
-    s.on('close', () => { this.closed = true; this.waiting?.(); });
+    s.on('data', (d: Buffer) => {
+      this.buf += d.toString('latin1');
+      this.waiting?.();
+    });
+    s.on('close', () => {
+      this.closed = true;
+      this.waiting?.();
+    });
     s.on('error', () => undefined);
   }
 
@@ -49,7 +66,12 @@ class Client {
         return m[0];
       }
       if (this.closed) throw new Error(`connection closed (${this.buf.trim()})`);
-      await new Promise<void>((r) => { this.waiting = () => { this.waiting = null; r(); }; });
+      await new Promise<void>((r) => {
+        this.waiting = () => {
+          this.waiting = null;
+          r();
+        };
+      });
     }
   }
 
@@ -81,9 +103,16 @@ class Client {
 }
 
 /** Dot-stuffs a message and appends the end of DATA (RFC 5321 §4.5.2). */
-export const dataBlock = (message: Buffer): Buffer => Buffer.concat([Buffer.from(message.toString('latin1').replace(/\r\n\./g, '\r\n..'), 'latin1'), Buffer.from('.\r\n')]);
+export const dataBlock = (message: Buffer): Buffer =>
+  Buffer.concat([Buffer.from(message.toString('latin1').replace(/\r\n\./g, '\r\n..'), 'latin1'), Buffer.from('.\r\n')]);
 
-async function session(o: LoadOptions, id: ClientIdentity, deadline: number, latencies: number[], errors: string[]): Promise<void> {
+async function session(
+  o: LoadOptions,
+  id: ClientIdentity,
+  deadline: number,
+  latencies: number[],
+  errors: string[],
+): Promise<void> {
   const c = await Client.open(o.port);
   try {
     let ehlo = await (c.write('EHLO bench.client\r\n'), c.expect(2));
@@ -106,9 +135,12 @@ async function session(o: LoadOptions, id: ClientIdentity, deadline: number, lat
           await c.expect(2);
           await c.expect(3);
         } else {
-          c.write(`MAIL FROM:<${id.from}>\r\n`); await c.expect(2);
-          c.write(`RCPT TO:<${id.to}>\r\n`); await c.expect(2);
-          c.write('DATA\r\n'); await c.expect(3);
+          c.write(`MAIL FROM:<${id.from}>\r\n`);
+          await c.expect(2);
+          c.write(`RCPT TO:<${id.to}>\r\n`);
+          await c.expect(2);
+          c.write('DATA\r\n');
+          await c.expect(3);
         }
         c.write(data);
         await c.expect(2);
@@ -126,7 +158,8 @@ async function session(o: LoadOptions, id: ClientIdentity, deadline: number, lat
   }
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0;
 
 /** `clients` connections sending for `seconds`; each measures MAIL FROM → final 250 per message. */
 export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
@@ -134,20 +167,28 @@ export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
   const errors: string[] = [];
   const start = Date.now();
   const deadline = start + o.seconds * 1000;
-  const results = await Promise.allSettled(Array.from({ length: o.clients }, (_, i) => session(o, o.identity(i), deadline, latencies, errors)));
+  const results = await Promise.allSettled(
+    Array.from({ length: o.clients }, (_, i) => session(o, o.identity(i), deadline, latencies, errors)),
+  );
   for (const r of results) if (r.status === 'rejected') errors.push(String((r.reason as Error).message));
   const elapsed = (Date.now() - start) / 1000;
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
-    messages: latencies.length, rate: Math.round(latencies.length / elapsed), p50: Number(pct(sorted, 50).toFixed(1)), p99: Number(pct(sorted, 99).toFixed(1)),
-    errors: errors.length, firstError: errors[0] ?? null,
+    messages: latencies.length,
+    rate: Math.round(latencies.length / elapsed),
+    p50: Number(pct(sorted, 50).toFixed(1)),
+    p99: Number(pct(sorted, 99).toFixed(1)),
+    errors: errors.length,
+    firstError: errors[0] ?? null,
   };
 }
 
 /** A 10 KB text message (headers included) from `from` to `to`. */
 export function tenKbMessage(from: string, to: string, size = 10 * 1024): Buffer {
   const head = `From: Bench <${from}>\r\nTo: <${to}>\r\nSubject: bench message\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n`;
-  const line = 'The quick brown fox jumps over the lazy dog; benchmark payload line of seventy-six chars.\r\n'.slice(0, 76) + '\r\n';
+  const line =
+    'The quick brown fox jumps over the lazy dog; benchmark payload line of seventy-six chars.\r\n'.slice(0, 76) +
+    '\r\n';
   let body = '';
   while (head.length + body.length + line.length <= size) body += line;
   return Buffer.from(head + body, 'latin1');

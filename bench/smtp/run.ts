@@ -31,12 +31,28 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
     const env = {
-      DATABASE_URL: db.url, MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1',
-      PORT: String(PORTS.http), SMTP_SUBMISSION_PORT: String(PORTS.submission), SMTP_MX_PORT: String(PORTS.mx), SMTP_HOSTNAME: 'mail.bench.test',
-      SEND_RATE_LIMIT_PER_MINUTE: '100000000', SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000', DNS_SERVERS: dns.server, LOG_LEVEL: 'error', DATABASE_POOL_MAX: '10',
+      DATABASE_URL: db.url,
+      MAILBOX_DATA_DIR: dataDir,
+      MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+      HOST: '127.0.0.1',
+      PORT: String(PORTS.http),
+      SMTP_SUBMISSION_PORT: String(PORTS.submission),
+      SMTP_MX_PORT: String(PORTS.mx),
+      SMTP_HOSTNAME: 'mail.bench.test',
+      SEND_RATE_LIMIT_PER_MINUTE: '100000000',
+      SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000',
+      DNS_SERVERS: dns.server,
+      LOG_LEVEL: 'error',
+      DATABASE_POOL_MAX: '10',
     };
     // One mailbox per client: agents submit as themselves (and the world writes to several).
-    const tokens = (await seedMailboxes(env, 'bench.test', Array.from({ length: CLIENTS }, (_, i) => `agent${i}`))).map((m) => m.token);
+    const tokens = (
+      await seedMailboxes(
+        env,
+        'bench.test',
+        Array.from({ length: CLIENTS }, (_, i) => `agent${i}`),
+      )
+    ).map((m) => m.token);
     // api for the readiness probe; smtp for both listeners. No worker: like Postfix's held queue,
     // accepted mail stays queued, so only acceptance is measured.
     children.push(await serve('api,smtp', PORTS.http, env));
@@ -44,24 +60,50 @@ async function main(): Promise<void> {
 
     const missing = postfixUnavailable();
     if (!missing) {
-      const pf = await startPostfix(pfDir, PORTS.postfix, (() => { const c = selfSignedCertificate('postfix.bench.test'); return { cert: c.certPem, key: c.keyPem }; })());
+      const pf = await startPostfix(
+        pfDir,
+        PORTS.postfix,
+        (() => {
+          const c = selfSignedCertificate('postfix.bench.test');
+          return { cert: c.certPem, key: c.keyPem };
+        })(),
+      );
       stops.push(pf.stop);
       children.push(await startSmtpSink(PORTS.sink));
     } else console.log(`Postfix rows skipped: ${missing}`);
 
-    const submission = { starttls: true, identity: (i: number) => ({ from: `agent${i}@bench.test`, to: 'someone@remote.bench', auth: { user: `agent${i}@bench.test`, pass: tokens[i]! } }) };
-    const inbound = { starttls: false, identity: (i: number) => ({ from: 'news@sender.bench', to: `agent${i}@bench.test` }) };
-    const scenarios: Array<{ group: string; name: string; port: number; o: Omit<LoadOptions, 'port' | 'clients' | 'seconds'> }> = [
+    const submission = {
+      starttls: true,
+      identity: (i: number) => ({
+        from: `agent${i}@bench.test`,
+        to: 'someone@remote.bench',
+        auth: { user: `agent${i}@bench.test`, pass: tokens[i]! },
+      }),
+    };
+    const inbound = {
+      starttls: false,
+      identity: (i: number) => ({ from: 'news@sender.bench', to: `agent${i}@bench.test` }),
+    };
+    const scenarios: Array<{
+      group: string;
+      name: string;
+      port: number;
+      o: Omit<LoadOptions, 'port' | 'clients' | 'seconds'>;
+    }> = [
       { group: 'submission', name: 'mailbox-service 587 (PostgreSQL)', port: PORTS.submission, o: submission },
-      ...(missing ? [] : [
-        { group: 'submission', name: 'Postfix smtpd → queue (fsync)', port: PORTS.postfix, o: submission },
-        { group: 'submission', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: submission },
-      ]),
+      ...(missing
+        ? []
+        : [
+            { group: 'submission', name: 'Postfix smtpd → queue (fsync)', port: PORTS.postfix, o: submission },
+            { group: 'submission', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: submission },
+          ]),
       { group: 'inbound', name: 'mailbox-service 25 (PostgreSQL)', port: PORTS.mx, o: inbound },
-      ...(missing ? [] : [
-        { group: 'inbound', name: 'Postfix smtpd → queue (fsync)', port: PORTS.postfix, o: inbound },
-        { group: 'inbound', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: inbound },
-      ]),
+      ...(missing
+        ? []
+        : [
+            { group: 'inbound', name: 'Postfix smtpd → queue (fsync)', port: PORTS.postfix, o: inbound },
+            { group: 'inbound', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: inbound },
+          ]),
     ];
     const results: Array<{ group: string; name: string } & LoadFigures> = [];
     for (const sc of scenarios) {
@@ -69,17 +111,39 @@ async function main(): Promise<void> {
       await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
       const figures = await runLoad({ ...load, seconds: SECONDS });
       results.push({ group: sc.group, name: sc.name, ...figures });
-      console.log(`${sc.group.padEnd(10)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`);
+      console.log(
+        `${sc.group.padEnd(10)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
+      );
     }
-    console.log(`\nbench/smtp — ${CLIENTS} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`);
-    console.log(table(results.map((r) => ({ port: r.group, server: r.name, 'msg/s': r.rate, 'p50 ms': r.p50, 'p99 ms': r.p99, messages: r.messages, errors: r.errors }))));
+    console.log(
+      `\nbench/smtp — ${CLIENTS} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`,
+    );
+    console.log(
+      table(
+        results.map((r) => ({
+          port: r.group,
+          server: r.name,
+          'msg/s': r.rate,
+          'p50 ms': r.p50,
+          'p99 ms': r.p99,
+          messages: r.messages,
+          errors: r.errors,
+        })),
+      ),
+    );
     for (const group of ['submission', 'inbound']) {
       const ours = results.find((r) => r.group === group && r.name.startsWith('mailbox-service'));
       const postfix = results.find((r) => r.group === group && r.name.startsWith('Postfix smtpd'));
-      if (ours && postfix) console.log(`target (${group}): at least Postfix's rate: ${ours.rate} vs ${postfix.rate} msg/s — ${ours.rate >= postfix.rate ? 'MET' : 'NOT MET'}`);
+      if (ours && postfix)
+        console.log(
+          `target (${group}): at least Postfix's rate: ${ours.rate} vs ${postfix.rate} msg/s — ${ours.rate >= postfix.rate ? 'MET' : 'NOT MET'}`,
+        );
     }
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync(`bench/results/smtp-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`, JSON.stringify({ clients: CLIENTS, seconds: SECONDS, results }, null, 2));
+    writeFileSync(
+      `bench/results/smtp-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
+      JSON.stringify({ clients: CLIENTS, seconds: SECONDS, results }, null, 2),
+    );
   } finally {
     for (const stop of stops) await stop().catch(() => undefined);
     for (const c of children) await stopProcess(c);

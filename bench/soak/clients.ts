@@ -6,19 +6,47 @@ import { EVENT_TYPES, type MailboxEvent } from '../../src/core/events/event-log.
 // which event ids arrived (event ids are a gapless per-mailbox sequence), so it can tell a missed
 // event from a duplicate; latencies (arrival − occurredAtTs) are handed over at every drain.
 
-export interface SoakClientSpec { url: string; token: string; mailbox: number }
+export interface SoakClientSpec {
+  url: string;
+  token: string;
+  mailbox: number;
+}
 export type ToSoakClient =
   | { cmd: 'connect'; specs: SoakClientSpec[]; concurrency: number }
   | { cmd: 'drain' }
   | { cmd: 'verify'; heads: number[] }
   | { cmd: 'close' };
-export interface ConnectReply { ready: number; failed: number; firstError: string | null }
-export interface DrainReply { latencies: number[]; deliveries: number; duplicates: number; outOfOrder: number; disconnects: number; firstProblem: string | null }
+export interface ConnectReply {
+  ready: number;
+  failed: number;
+  firstError: string | null;
+}
+export interface DrainReply {
+  latencies: number[];
+  deliveries: number;
+  duplicates: number;
+  outOfOrder: number;
+  disconnects: number;
+  firstProblem: string | null;
+}
 /** Per socket: every id after its `subscription.ready` up to the mailbox head must have arrived. */
-export interface VerifyReply { sockets: number; expected: number; missed: number; duplicates: number; outOfOrder: number; firstMissed: string | null }
+export interface VerifyReply {
+  sockets: number;
+  expected: number;
+  missed: number;
+  duplicates: number;
+  outOfOrder: number;
+  firstMissed: string | null;
+}
 export type FromSoakClient = ConnectReply | DrainReply | VerifyReply;
 
-interface Follower { socket: Socket; mailbox: number; readyAfter: number | null; seen: Set<number>; last: number }
+interface Follower {
+  socket: Socket;
+  mailbox: number;
+  readyAfter: number | null;
+  seen: Set<number>;
+  last: number;
+}
 
 const followers: Follower[] = [];
 const typeSet = new Set<string>(EVENT_TYPES);
@@ -36,7 +64,14 @@ function problem(text: string): void {
 
 function open(spec: SoakClientSpec): Promise<void> {
   return new Promise((resolve, reject) => {
-    const socket = io(spec.url, { path: '/hubs/mailbox-events', transports: ['websocket'], forceNew: true, reconnection: false, auth: { token: spec.token }, timeout: 60_000 });
+    const socket = io(spec.url, {
+      path: '/hubs/mailbox-events',
+      transports: ['websocket'],
+      forceNew: true,
+      reconnection: false,
+      auth: { token: spec.token },
+      timeout: 60_000,
+    });
     const f: Follower = { socket, mailbox: spec.mailbox, readyAfter: null, seen: new Set(), last: 0 };
     socket.onAny((type: string, event: MailboxEvent) => {
       if (!typeSet.has(type)) return;
@@ -62,7 +97,9 @@ function open(spec: SoakClientSpec): Promise<void> {
       followers.push(f);
       resolve();
     });
-    socket.once('connect_error', (err: Error & { data?: unknown }) => reject(new Error(`${err.message} ${JSON.stringify(err.data ?? '')}`)));
+    socket.once('connect_error', (err: Error & { data?: unknown }) =>
+      reject(new Error(`${err.message} ${JSON.stringify(err.data ?? '')}`)),
+    );
     socket.on('disconnect', (reason) => {
       if (f.readyAfter === null) return;
       window.disconnects++;
@@ -77,7 +114,14 @@ async function connectAll(specs: SoakClientSpec[], concurrency: number): Promise
   const errors: string[] = [];
   const worker = async () => {
     for (let i = next++; i < specs.length; i = next++) {
-      await open(specs[i]!).then(() => { ready++; }, (err: Error) => { errors.push(err.message); });
+      await open(specs[i]!).then(
+        () => {
+          ready++;
+        },
+        (err: Error) => {
+          errors.push(err.message);
+        },
+      );
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));

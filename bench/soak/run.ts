@@ -33,7 +33,13 @@ const CLIENT_PROCS = 2;
  * ~50–60 %, below saturation, where latency reflects the service rather than a queue for the CPU.
  */
 const BASE_RATES: Rates = {
-  'http.list': 48, 'http.get': 48, 'http.read-state': 18, 'http.delete': 12, 'http.send': 12, 'smtp.submit': 12, 'smtp.inbound': 18,
+  'http.list': 48,
+  'http.get': 48,
+  'http.read-state': 18,
+  'http.delete': 12,
+  'http.send': 12,
+  'smtp.submit': 12,
+  'smtp.inbound': 18,
 };
 
 async function main(): Promise<void> {
@@ -46,15 +52,28 @@ async function main(): Promise<void> {
   let traffic: Traffic | null = null;
   try {
     const connectFailures = await connectClients(system, clientProcs);
-    const header = `soak — ${MINUTES} min, windows of ${WINDOW_S} s (warm-up ${warmupWindows}), ${MAILBOXES} mailboxes, ${CLIENTS} Socket.IO clients, `
-      + `services: 2 × api,realtime,worker + 1 × smtp on PostgreSQL (scratch database) and a private Redis; ${cpus().length} cores, node ${process.version}\n`
-      + `rates per second: ${OP_CLASSES.map((c) => `${c} ${rates[c]}`).join(', ')}`;
+    const header =
+      `soak — ${MINUTES} min, windows of ${WINDOW_S} s (warm-up ${warmupWindows}), ${MAILBOXES} mailboxes, ${CLIENTS} Socket.IO clients, ` +
+      `services: 2 × api,realtime,worker + 1 × smtp on PostgreSQL (scratch database) and a private Redis; ${cpus().length} cores, node ${process.version}\n` +
+      `rates per second: ${OP_CLASSES.map((c) => `${c} ${rates[c]}`).join(', ')}`;
     console.log(header);
 
     const rec = new Recorder(WINDOW_S * 1000, performance.now());
-    traffic = new Traffic(rec, { apiUrls: system.apiUrls, submissionPort: system.submissionPort, mxPort: system.mxPort, inboundFrom: INBOUND_SENDER }, system.mailboxes);
+    traffic = new Traffic(
+      rec,
+      {
+        apiUrls: system.apiUrls,
+        submissionPort: system.submissionPort,
+        mxPort: system.mxPort,
+        inboundFrom: INBOUND_SENDER,
+      },
+      system.mailboxes,
+    );
     const endsAt = rec.startedAt + windows * WINDOW_S * 1000;
-    const watching = Promise.all([sample(rec, windows, system.services, system.redis, clientProcs, system.databaseName), probeMemory(rec, system.services, windows)]);
+    const watching = Promise.all([
+      sample(rec, windows, system.services, system.redis, clientProcs, system.databaseName),
+      probeMemory(rec, system.services, windows),
+    ]);
     await traffic.run(rates, endsAt);
     await watching;
     await traffic.settle();
@@ -68,24 +87,41 @@ async function main(): Promise<void> {
     }
     const totals: Totals = {
       errors: rec.windows.reduce((a, w) => a + OP_CLASSES.reduce((b, c) => b + w.classes[c].errors, 0), 0),
-      skippedAfterWarmup: rec.windows.slice(warmupWindows).reduce((a, w) => a + OP_CLASSES.reduce((b, c) => b + w.classes[c].skipped, 0), 0),
+      skippedAfterWarmup: rec.windows
+        .slice(warmupWindows)
+        .reduce((a, w) => a + OP_CLASSES.reduce((b, c) => b + w.classes[c].skipped, 0), 0),
       realtime: {
-        connectFailures, disconnects, expected: drained.verify.expected, missed: drained.verify.missed,
-        duplicates: drained.verify.duplicates, outOfOrder: drained.verify.outOfOrder,
+        connectFailures,
+        disconnects,
+        expected: drained.verify.expected,
+        missed: drained.verify.missed,
+        duplicates: drained.verify.duplicates,
+        outOfOrder: drained.verify.outOfOrder,
       },
-      serverErrorLines: system.errorLog.lines, undelivered: drained.pendingJobs,
+      serverErrorLines: system.errorLog.lines,
+      undelivered: drained.pendingJobs,
     };
     const processNames = system.services.map((s) => s.name);
     const checks = verdict(rec, cut, processNames, totals);
     const pass = checks.every((c) => c.pass);
 
     const per = Math.max(1, Math.round((MINUTES > 10 ? 300 : 60) / WINDOW_S));
-    console.log(`\n${header}\n\nlatency p50 / p99 ms per ${(per * WINDOW_S) / 60} min (event: occurredAtTs → arrival on a socket)\n`);
+    console.log(
+      `\n${header}\n\nlatency p50 / p99 ms per ${(per * WINDOW_S) / 60} min (event: occurredAtTs → arrival on a socket)\n`,
+    );
     console.log(latencyTable(rec.windows, per, WINDOW_S));
-    console.log('\nmemory (lowest–highest probe), CPU (SUT: services + redis + our PostgreSQL backends; % of all cores), event deliveries, outbox\n');
+    console.log(
+      '\nmemory (lowest–highest probe), CPU (SUT: services + redis + our PostgreSQL backends; % of all cores), event deliveries, outbox\n',
+    );
     console.log(resourceTable(rec, per, processNames));
-    console.log(`\nverdict: first third windows ${cut.first[0]}–${cut.first.at(-1)}, last third ${cut.last[0]}–${cut.last.at(-1)}; real-time out of order: ${totals.realtime.outOfOrder}\n`);
-    console.log(table(checks.map((c) => ({ check: c.check, figure: c.figure, limit: c.limit, result: c.pass ? 'PASS' : 'FAIL' }))));
+    console.log(
+      `\nverdict: first third windows ${cut.first[0]}–${cut.first.at(-1)}, last third ${cut.last[0]}–${cut.last.at(-1)}; real-time out of order: ${totals.realtime.outOfOrder}\n`,
+    );
+    console.log(
+      table(
+        checks.map((c) => ({ check: c.check, figure: c.figure, limit: c.limit, result: c.pass ? 'PASS' : 'FAIL' })),
+      ),
+    );
     for (const [k, n] of rec.errorCounts) console.log(`error ×${n}: ${k}`);
     for (const line of system.errorLog.samples) console.log(`server error log: ${line}`);
     if (drained.verify.firstMissed) console.log(`first missed: ${drained.verify.firstMissed}`);
@@ -93,11 +129,31 @@ async function main(): Promise<void> {
 
     mkdirSync('bench/results', { recursive: true });
     const file = `bench/results/soak-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`;
-    writeFileSync(file, JSON.stringify({
-      minutes: MINUTES, windowSeconds: WINDOW_S, warmupWindows, mailboxes: MAILBOXES, clients: CLIENTS, rates, cores: cpus().length, node: process.version,
-      thirds: cut, checks, pass, totals, errorCounts: Object.fromEntries(rec.errorCounts), errorSamples: rec.errorSamples, serverErrors: system.errorLog.samples,
-      windows: rec.windows.map((w) => summarize(rec, w, processNames)),
-    }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          minutes: MINUTES,
+          windowSeconds: WINDOW_S,
+          warmupWindows,
+          mailboxes: MAILBOXES,
+          clients: CLIENTS,
+          rates,
+          cores: cpus().length,
+          node: process.version,
+          thirds: cut,
+          checks,
+          pass,
+          totals,
+          errorCounts: Object.fromEntries(rec.errorCounts),
+          errorSamples: rec.errorSamples,
+          serverErrors: system.errorLog.samples,
+          windows: rec.windows.map((w) => summarize(rec, w, processNames)),
+        },
+        null,
+        2,
+      ),
+    );
     console.log(`written to ${file}`);
     if (!pass) process.exitCode = 1;
   } finally {
@@ -111,12 +167,21 @@ async function main(): Promise<void> {
 async function connectClients(system: System, procs: ClientProcs): Promise<number> {
   const specs: SoakClientSpec[][] = Array.from({ length: CLIENT_PROCS }, () => []);
   for (let i = 0; i < CLIENTS; i++) {
-    specs[i % CLIENT_PROCS]!.push({ url: system.apiUrls[i % system.apiUrls.length]!, token: system.mailboxes[i % MAILBOXES]!.token, mailbox: i % MAILBOXES });
+    specs[i % CLIENT_PROCS]!.push({
+      url: system.apiUrls[i % system.apiUrls.length]!,
+      token: system.mailboxes[i % MAILBOXES]!.token,
+      mailbox: i % MAILBOXES,
+    });
   }
   for (let i = 0; i < CLIENT_PROCS; i++) procs.push(new IpcChild<ToSoakClient, FromSoakClient>('bench/soak/clients'));
-  const replies = await Promise.all(procs.map((p, i) => p.ask<ConnectReply>({ cmd: 'connect', specs: specs[i]!, concurrency: 50 })));
+  const replies = await Promise.all(
+    procs.map((p, i) => p.ask<ConnectReply>({ cmd: 'connect', specs: specs[i]!, concurrency: 50 })),
+  );
   const failed = replies.reduce((a, r) => a + r.failed, 0);
-  if (failed) console.log(`${failed} of ${CLIENTS} real-time clients failed to connect: ${replies.find((r) => r.firstError)?.firstError}`);
+  if (failed)
+    console.log(
+      `${failed} of ${CLIENTS} real-time clients failed to connect: ${replies.find((r) => r.firstError)?.firstError}`,
+    );
   return failed;
 }
 
@@ -124,10 +189,22 @@ async function connectClients(system: System, procs: ClientProcs): Promise<numbe
 function summarize(rec: Recorder, w: Window, names: string[]) {
   return {
     memory: Object.fromEntries(names.map((n) => [n, rec.memory(w, n)])),
-    classes: Object.fromEntries(LATENCY_CLASSES.map((c) => {
-      const l = [...w.classes[c].latencies].sort((a, b) => a - b);
-      return [c, { n: l.length, p50: percentile(l, 50), p99: percentile(l, 99), max: l.at(-1) ?? null, errors: w.classes[c].errors, skipped: w.classes[c].skipped }];
-    })),
+    classes: Object.fromEntries(
+      LATENCY_CLASSES.map((c) => {
+        const l = [...w.classes[c].latencies].sort((a, b) => a - b);
+        return [
+          c,
+          {
+            n: l.length,
+            p50: percentile(l, 50),
+            p99: percentile(l, 99),
+            max: l.at(-1) ?? null,
+            errors: w.classes[c].errors,
+            skipped: w.classes[c].skipped,
+          },
+        ];
+      }),
+    ),
     resources: w.resources,
   };
 }

@@ -11,7 +11,11 @@ import { waitForGreeting } from '../smtp/postfix.js';
 // The system the soak runs against: a scratch PostgreSQL database, a private redis-server, a DNS
 // stub (SPF/DMARC of the inbound sender), two `api,realtime,worker` processes and one `smtp`.
 
-export interface Service { name: string; url: string; child: ChildProcess }
+export interface Service {
+  name: string;
+  url: string;
+  child: ChildProcess;
+}
 
 export interface System {
   databaseUrl: string;
@@ -32,9 +36,16 @@ export const INBOUND_SENDER = 'news@sender.bench';
 
 export async function startSystem(mailboxCount: number): Promise<System> {
   const db = await scratchDatabase('mbx_soak');
-  const dns = await startDnsStub({ 'sender.bench': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] }, '_dmarc.sender.bench': { TXT: ['v=DMARC1; p=none'] } });
+  const dns = await startDnsStub({
+    'sender.bench': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+    '_dmarc.sender.bench': { TXT: ['v=DMARC1; p=none'] },
+  });
   const dirs: string[] = [];
-  const tempDir = () => { const d = mkdtempSync(path.join(tmpdir(), 'mbx-soak-')); dirs.push(d); return d; };
+  const tempDir = () => {
+    const d = mkdtempSync(path.join(tmpdir(), 'mbx-soak-'));
+    dirs.push(d);
+    return d;
+  };
   const children: ChildProcess[] = [];
   const errorLog = { lines: 0, samples: [] as string[] };
   let closing = false;
@@ -49,17 +60,36 @@ export async function startSystem(mailboxCount: number): Promise<System> {
     const redisPort = await freePort();
     const redis = await redisServer(redisPort);
     children.push(redis);
-    const [api1, api2, smtpHttp, submissionPort, mxPort] = await Promise.all(Array.from({ length: 5 }, freePort)) as [number, number, number, number, number];
+    const [api1, api2, smtpHttp, submissionPort, mxPort] = (await Promise.all(Array.from({ length: 5 }, freePort))) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const env = {
-      DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${redisPort}`, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), HOST: '127.0.0.1',
-      LOG_LEVEL: 'error', DNS_SERVERS: dns.server, SMTP_HOSTNAME: 'mx.soak.test', SMTP_SUBMISSION_PORT: String(submissionPort), SMTP_MX_PORT: String(mxPort),
+      DATABASE_URL: db.url,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      DNS_SERVERS: dns.server,
+      SMTP_HOSTNAME: 'mx.soak.test',
+      SMTP_SUBMISSION_PORT: String(submissionPort),
+      SMTP_MX_PORT: String(mxPort),
       // Sends per mailbox are not what the soak is about: the default 60/min would refuse part of the mix.
       SEND_RATE_LIMIT_PER_MINUTE: '1000000',
     };
-    const mailboxes = await seedMailboxes({ ...env, MAILBOX_DATA_DIR: tempDir() }, 'soak.test', Array.from({ length: mailboxCount }, (_, i) => `m${String(i).padStart(2, '0')}`));
+    const mailboxes = await seedMailboxes(
+      { ...env, MAILBOX_DATA_DIR: tempDir() },
+      'soak.test',
+      Array.from({ length: mailboxCount }, (_, i) => `m${String(i).padStart(2, '0')}`),
+    );
     const services: Service[] = [];
     for (const [name, roles, port, extra] of [
-      ['api-1', 'api,realtime,worker', api1, {}], ['api-2', 'api,realtime,worker', api2, {}], ['smtp', 'smtp', smtpHttp, { HEALTH_SERVER: 'true' }],
+      ['api-1', 'api,realtime,worker', api1, {}],
+      ['api-2', 'api,realtime,worker', api2, {}],
+      ['smtp', 'smtp', smtpHttp, { HEALTH_SERVER: 'true' }],
     ] as const) {
       const onStdout = (line: string) => {
         if (!/"level":"(error|fatal)"/.test(line)) return;
@@ -69,12 +99,22 @@ export async function startSystem(mailboxCount: number): Promise<System> {
       const child = await serve(roles, port, { ...env, ...extra, MAILBOX_DATA_DIR: tempDir() }, { onStdout });
       children.push(child);
       services.push({ name, url: `http://127.0.0.1:${port}`, child });
-      child.once('exit', (code, signal) => { if (!closing) console.log(`service ${name} exited during the soak (${signal ?? code}): later figures fail`); });
+      child.once('exit', (code, signal) => {
+        if (!closing) console.log(`service ${name} exited during the soak (${signal ?? code}): later figures fail`);
+      });
     }
     await Promise.all([waitForGreeting(submissionPort), waitForGreeting(mxPort)]);
     return {
-      databaseUrl: db.url, databaseName: new URL(db.url).pathname.slice(1), redis, services, apiUrls: services.slice(0, 2).map((s) => s.url),
-      submissionPort, mxPort, mailboxes, errorLog, close,
+      databaseUrl: db.url,
+      databaseName: new URL(db.url).pathname.slice(1),
+      redis,
+      services,
+      apiUrls: services.slice(0, 2).map((s) => s.url),
+      submissionPort,
+      mxPort,
+      mailboxes,
+      errorLog,
+      close,
     };
   } catch (err) {
     await close();

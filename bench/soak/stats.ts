@@ -1,16 +1,32 @@
 // Per-window figures of the soak: latency samples, errors and skips per operation class, and one
 // resource sample per window (taken at its end).
 
-export const OP_CLASSES = ['http.list', 'http.get', 'http.send', 'http.read-state', 'http.delete', 'smtp.submit', 'smtp.inbound'] as const;
+export const OP_CLASSES = [
+  'http.list',
+  'http.get',
+  'http.send',
+  'http.read-state',
+  'http.delete',
+  'smtp.submit',
+  'smtp.inbound',
+] as const;
 export type OpClass = (typeof OP_CLASSES)[number];
 /** Operation classes plus `event`: a real-time event from its `occurredAtTs` to its arrival on a socket. */
 export type LatencyClass = OpClass | 'event';
 export const LATENCY_CLASSES: readonly LatencyClass[] = [...OP_CLASSES, 'event'];
 
-export interface ClassWindow { latencies: number[]; errors: number; skipped: number }
+export interface ClassWindow {
+  latencies: number[];
+  errors: number;
+  skipped: number;
+}
 
 /** A process's memory over one window, probed every few seconds: lowest, highest and last value. */
-export interface MemoryRange { min: number; max: number; last: number }
+export interface MemoryRange {
+  min: number;
+  max: number;
+  last: number;
+}
 /** In MB: RSS, V8 heap used, RSS beyond V8's committed heap (native), and V8's external memory (Buffers) within it. */
 export const MEMORY_KINDS = ['rssMb', 'heapMb', 'nonHeapMb', 'externalMb'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
@@ -37,14 +53,18 @@ export interface Window {
 }
 
 const emptyWindow = (): Window => ({
-  classes: Object.fromEntries(LATENCY_CLASSES.map((c): [LatencyClass, ClassWindow] => [c, { latencies: [], errors: 0, skipped: 0 }])) as Record<LatencyClass, ClassWindow>,
+  classes: Object.fromEntries(
+    LATENCY_CLASSES.map((c): [LatencyClass, ClassWindow] => [c, { latencies: [], errors: 0, skipped: 0 }]),
+  ) as Record<LatencyClass, ClassWindow>,
   probes: {},
   resources: null,
 });
 
 const range = (xs: number[]): MemoryRange => {
   const ok = xs.filter(Number.isFinite);
-  return ok.length ? { min: Math.min(...ok), max: Math.max(...ok), last: ok.at(-1)! } : { min: NaN, max: NaN, last: NaN };
+  return ok.length
+    ? { min: Math.min(...ok), max: Math.max(...ok), last: ok.at(-1)! }
+    : { min: NaN, max: NaN, last: NaN };
 };
 
 export class Recorder {
@@ -53,7 +73,10 @@ export class Recorder {
   readonly errorCounts = new Map<string, number>();
   lagMs = 0;
 
-  constructor(readonly windowMs: number, readonly startedAt: number) {}
+  constructor(
+    readonly windowMs: number,
+    readonly startedAt: number,
+  ) {}
 
   /** The window `at` (performance.now()) falls in; later windows are created on demand. */
   window(at: number): Window {
@@ -74,7 +97,8 @@ export class Recorder {
     this.window(startedAt).classes[cls].errors++;
     const key = `${cls}: ${message.slice(0, 160)}`;
     this.errorCounts.set(key, (this.errorCounts.get(key) ?? 0) + 1);
-    if (this.errorSamples.length < 20) this.errorSamples.push(`${((startedAt - this.startedAt) / 1000).toFixed(1)} s ${key}`);
+    if (this.errorSamples.length < 20)
+      this.errorSamples.push(`${((startedAt - this.startedAt) / 1000).toFixed(1)} s ${key}`);
   }
 
   /** One memory probe of process `name` in window `w`. */
@@ -85,7 +109,10 @@ export class Recorder {
 
   /** The memory ranges of process `name` over window `w`. */
   memory(w: Window, name: string): Record<MemoryKind, MemoryRange> {
-    return Object.fromEntries(MEMORY_KINDS.map((k) => [k, range(w.probes[name]?.[k] ?? [])])) as Record<MemoryKind, MemoryRange>;
+    return Object.fromEntries(MEMORY_KINDS.map((k) => [k, range(w.probes[name]?.[k] ?? [])])) as Record<
+      MemoryKind,
+      MemoryRange
+    >;
   }
 
   skip(cls: LatencyClass, startedAt: number): void {

@@ -22,18 +22,28 @@ export const MEMORY_GROWTH_RATIO = 0.1;
 /** p99 is flat when the last third's p99 of a class is at most 1.5 × the first third's. */
 export const P99_GROWTH_RATIO = 1.5;
 
-export interface Check { check: string; figure: string; limit: string; pass: boolean }
+export interface Check {
+  check: string;
+  figure: string;
+  limit: string;
+  pass: boolean;
+}
 
-export interface Thirds { first: number[]; last: number[] }
+export interface Thirds {
+  first: number[];
+  last: number[];
+}
 
 export function thirds(windows: number, warmupWindows: number): Thirds {
   const size = Math.floor((windows - warmupWindows) / 3);
-  if (size < 1) throw new Error(`${windows} windows after a warm-up of ${warmupWindows} cannot be cut in thirds: run longer`);
+  if (size < 1)
+    throw new Error(`${windows} windows after a warm-up of ${warmupWindows} cannot be cut in thirds: run longer`);
   const range = (from: number) => Array.from({ length: size }, (_, i) => from + i);
   return { first: range(warmupWindows), last: range(windows - size) };
 }
 
-const latencies = (ws: Window[], idx: number[], cls: LatencyClass) => idx.flatMap((i) => ws[i]!.classes[cls].latencies).sort((a, b) => a - b);
+const latencies = (ws: Window[], idx: number[], cls: LatencyClass) =>
+  idx.flatMap((i) => ws[i]!.classes[cls].latencies).sort((a, b) => a - b);
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
 const signed = (n: number) => `${n >= 0 ? '+' : ''}${fmt(n)}`;
 
@@ -42,7 +52,14 @@ export interface Totals {
   errors: number;
   /** Operations skipped after the warm-up (nothing to work on yet): the stated mix was not run. */
   skippedAfterWarmup: number;
-  realtime: { connectFailures: number; disconnects: number; expected: number; missed: number; duplicates: number; outOfOrder: number };
+  realtime: {
+    connectFailures: number;
+    disconnects: number;
+    expected: number;
+    missed: number;
+    duplicates: number;
+    outOfOrder: number;
+  };
   /** Service log lines at level error (LOG_LEVEL=error, so every line the services wrote). */
   serverErrorLines: number;
   /** Outbox jobs still pending after the drain at the end. */
@@ -60,10 +77,21 @@ export function verdict(rec: Recorder, t: Thirds, processes: string[], totals: T
     const growth = (check: string, of: MemoryKind, pick: 'min' | 'max', extra = '') => {
       const [a, b] = [over(t.first, of, pick), over(t.last, of, pick)];
       const limit = Math.max(MEMORY_GROWTH_MB, a * MEMORY_GROWTH_RATIO);
-      checks.push({ check, figure: `${fmt(a)} → ${fmt(b)} MB (${signed(b - a)})${extra}`, limit: `≤ +${fmt(limit)} MB`, pass: Number.isFinite(a) && Number.isFinite(b) && b - a <= limit });
+      checks.push({
+        check,
+        figure: `${fmt(a)} → ${fmt(b)} MB (${signed(b - a)})${extra}`,
+        limit: `≤ +${fmt(limit)} MB`,
+        pass: Number.isFinite(a) && Number.isFinite(b) && b - a <= limit,
+      });
     };
-    const also = (of: MemoryKind, label: string) => `${label} ${fmt(over(t.first, of, 'min'), 0)}–${fmt(over(t.first, of, 'max'), 0)} → ${fmt(over(t.last, of, 'min'), 0)}–${fmt(over(t.last, of, 'max'), 0)}`;
-    growth(`RSS peak flat: ${name}`, 'rssMb', 'max', `; RSS trough ${fmt(over(t.first, 'rssMb', 'min'), 0)} → ${fmt(over(t.last, 'rssMb', 'min'), 0)}, ${also('nonHeapMb', 'RSS − V8 heap')}, ${also('externalMb', 'external')}`);
+    const also = (of: MemoryKind, label: string) =>
+      `${label} ${fmt(over(t.first, of, 'min'), 0)}–${fmt(over(t.first, of, 'max'), 0)} → ${fmt(over(t.last, of, 'min'), 0)}–${fmt(over(t.last, of, 'max'), 0)}`;
+    growth(
+      `RSS peak flat: ${name}`,
+      'rssMb',
+      'max',
+      `; RSS trough ${fmt(over(t.first, 'rssMb', 'min'), 0)} → ${fmt(over(t.last, 'rssMb', 'min'), 0)}, ${also('nonHeapMb', 'RSS − V8 heap')}, ${also('externalMb', 'external')}`,
+    );
     growth(`live heap flat: ${name} (heap-used trough)`, 'heapMb', 'min');
   }
   for (const cls of LATENCY_CLASSES) {
@@ -71,7 +99,9 @@ export function verdict(rec: Recorder, t: Thirds, processes: string[], totals: T
     const b = latencies(ws, t.last, cls);
     const [pa, pb] = [percentile(a, 99), percentile(b, 99)];
     checks.push({
-      check: `p99 flat: ${cls}`, figure: `${fmt(pa)} → ${fmt(pb)} ms (n ${a.length} / ${b.length})`, limit: `≤ ${P99_GROWTH_RATIO} × first`,
+      check: `p99 flat: ${cls}`,
+      figure: `${fmt(pa)} → ${fmt(pb)} ms (n ${a.length} / ${b.length})`,
+      limit: `≤ ${P99_GROWTH_RATIO} × first`,
       // A class that did not run in either third proves nothing: that is a failure, not a pass.
       pass: a.length > 0 && b.length > 0 && pb <= P99_GROWTH_RATIO * pa,
     });
@@ -84,7 +114,12 @@ export function verdict(rec: Recorder, t: Thirds, processes: string[], totals: T
   zero('real-time connect failures + disconnects', totals.realtime.connectFailures + totals.realtime.disconnects);
   zero(`real-time missed (of ${totals.realtime.expected} expected deliveries)`, totals.realtime.missed);
   zero('real-time duplicates', totals.realtime.duplicates);
-  checks.push({ check: 'real-time deliveries checked', figure: String(totals.realtime.expected), limit: '> 0', pass: totals.realtime.expected > 0 });
+  checks.push({
+    check: 'real-time deliveries checked',
+    figure: String(totals.realtime.expected),
+    limit: '> 0',
+    pass: totals.realtime.expected > 0,
+  });
   return checks;
 }
 
@@ -93,7 +128,9 @@ export function latencyTable(ws: Window[], per: number, windowS: number): string
   const rows: Array<Record<string, string>> = [];
   for (let from = 0; from < ws.length; from += per) {
     const idx = Array.from({ length: Math.min(per, ws.length - from) }, (_, i) => from + i);
-    const row: Record<string, string> = { 'min': `${fmt((from * windowS) / 60, 1)}–${fmt(((from + idx.length) * windowS) / 60, 1)}` };
+    const row: Record<string, string> = {
+      min: `${fmt((from * windowS) / 60, 1)}–${fmt(((from + idx.length) * windowS) / 60, 1)}`,
+    };
     let ops = 0;
     let errors = 0;
     for (const cls of LATENCY_CLASSES) {
@@ -114,7 +151,9 @@ export function resourceTable(rec: Recorder, per: number, processes: string[]): 
   const ws = rec.windows;
   const rows: Array<Record<string, string>> = [];
   for (let from = 0; from < ws.length; from += per) {
-    const idx = Array.from({ length: Math.min(per, ws.length - from) }, (_, i) => from + i).filter((i) => ws[i]!.resources);
+    const idx = Array.from({ length: Math.min(per, ws.length - from) }, (_, i) => from + i).filter(
+      (i) => ws[i]!.resources,
+    );
     const last = ws[idx.at(-1) ?? -1]?.resources;
     if (!last) continue;
     const r = (i: number) => ws[i]!.resources!;
@@ -127,8 +166,20 @@ export function resourceTable(rec: Recorder, per: number, processes: string[]): 
       const hi = (of: MemoryKind) => fmt(Math.max(...m.map((x) => x[of].max)), 0);
       row[`${p} RSS / heap MB`] = `${lo('rssMb')}–${hi('rssMb')} / ${lo('heapMb')}–${hi('heapMb')}`;
     }
-    row['CPU % SUT (pg)'] = `${fmt(avg((i) => r(i).cpuPct.sut), 0)} (${fmt(avg((i) => r(i).cpuPct.postgres), 0)})`;
-    row['CPU % loadgen / machine'] = `${fmt(avg((i) => r(i).cpuPct.loadgen), 0)} / ${fmt(avg((i) => r(i).cpuPct.machine), 0)}`;
+    row['CPU % SUT (pg)'] = `${fmt(
+      avg((i) => r(i).cpuPct.sut),
+      0,
+    )} (${fmt(
+      avg((i) => r(i).cpuPct.postgres),
+      0,
+    )})`;
+    row['CPU % loadgen / machine'] = `${fmt(
+      avg((i) => r(i).cpuPct.loadgen),
+      0,
+    )} / ${fmt(
+      avg((i) => r(i).cpuPct.machine),
+      0,
+    )}`;
     row['events / dup'] = `${sum((i) => r(i).events.deliveries)} / ${sum((i) => r(i).events.duplicates)}`;
     row['outbox due / oldest s'] = `${last.outbox.due} / ${fmt(last.outbox.oldestAgeS, 0)}`;
     rows.push(row);

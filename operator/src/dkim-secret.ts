@@ -1,6 +1,6 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Logger } from '../../src/core/logger.js';
-import type { DkimKeys } from '../../src/core/delivery/dkim-keys.js';
+import type { DkimKeys } from '../../src/core/delivery/outbound/dkim-keys.js';
 import type { ReconcileResult, ResourceRef, SecretStore } from '../../src/core/resources/ports.js';
 import type { EventRecorder } from './events.js';
 import { apiMessage, isNotFound, MERGE_PATCH } from './kube.js';
@@ -36,26 +36,50 @@ export class DkimSecrets {
       if (!result.ready || !result.domainId) return;
       const key = await this.dkim.forDomain(result.domainId);
       const record = await this.dkim.record(result.domainId);
-      const data = { selector: key.selector, dnsName: record.name, dnsValue: record.value, publicKey: key.publicKey, privateKey: key.privateKeyPem };
+      const data = {
+        selector: key.selector,
+        dnsName: record.name,
+        dnsValue: record.value,
+        publicKey: key.publicKey,
+        privateKey: key.privateKeyPem,
+      };
       const held = await this.secrets.get(ref.namespace, name);
       if (held && Object.keys(data).every((k) => held[k] === data[k as keyof typeof data])) return;
       await this.secrets.put(ref.namespace, name, data, ref);
       await this.recordInStatus(ref, name);
-      this.log.info('resource.dkim_secret_written', { namespace: ref.namespace, name: ref.name, secret: name, selector: key.selector });
+      this.log.info('resource.dkim_secret_written', {
+        namespace: ref.namespace,
+        name: ref.name,
+        secret: name,
+        selector: key.selector,
+      });
     } catch (err) {
       // The domain itself is Ready; the next pass (watch event or resync) tries again.
       const message = err instanceof Error ? apiMessage(err) : String(err);
       this.log.warn('resource.dkim_secret_failed', { namespace: ref.namespace, name: ref.name, message });
-      await this.events.emit({ kind: 'Domain', namespace: ref.namespace, name: ref.name, uid: ref.uid }, 'Warning', 'DkimSecretFailed', message);
+      await this.events.emit(
+        { kind: 'Domain', namespace: ref.namespace, name: ref.name, uid: ref.uid },
+        'Warning',
+        'DkimSecretFailed',
+        message,
+      );
     }
   }
 
   /** A separate merge patch: the core's status patches never touch this key, so it stays. */
   private async recordInStatus(ref: ResourceRef, secretName: string): Promise<void> {
     try {
-      await this.custom.patchNamespacedCustomObjectStatus({
-        group: GROUP, version: VERSION, plural: PLURAL.Domain, namespace: ref.namespace, name: ref.name, body: { status: { dkimSecretName: secretName } },
-      }, MERGE_PATCH);
+      await this.custom.patchNamespacedCustomObjectStatus(
+        {
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL.Domain,
+          namespace: ref.namespace,
+          name: ref.name,
+          body: { status: { dkimSecretName: secretName } },
+        },
+        MERGE_PATCH,
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

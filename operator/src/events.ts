@@ -17,7 +17,11 @@ export interface EventTarget {
  * every cluster version. Best effort: a failed Event is logged, never retried or thrown.
  */
 export class EventRecorder {
-  constructor(private readonly core: CoreV1Api, private readonly instance: string, private readonly log: Logger) {}
+  constructor(
+    private readonly core: CoreV1Api,
+    private readonly instance: string,
+    private readonly log: Logger,
+  ) {}
 
   async emit(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const now = new Date();
@@ -26,18 +30,33 @@ export class EventRecorder {
         namespace: target.namespace,
         body: {
           metadata: { generateName: `${target.name}.`, namespace: target.namespace },
-          involvedObject: { apiVersion: target.apiVersion ?? API_VERSION, kind: target.kind, name: target.name, namespace: target.namespace, ...(target.uid ? { uid: target.uid } : {}) },
-          type, reason,
+          involvedObject: {
+            apiVersion: target.apiVersion ?? API_VERSION,
+            kind: target.kind,
+            name: target.name,
+            namespace: target.namespace,
+            ...(target.uid ? { uid: target.uid } : {}),
+          },
+          type,
+          reason,
           // The API server caps Event messages at 1 KiB of meaning; conditions keep the full text.
           message: message.slice(0, 1024),
           source: { component: COMPONENT },
           reportingComponent: COMPONENT,
           reportingInstance: this.instance,
-          firstTimestamp: now, lastTimestamp: now, count: 1,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
         },
       });
     } catch (err) {
-      this.log.warn('operator.event_failed', { kind: target.kind, namespace: target.namespace, name: target.name, reason, message: apiMessage(err) });
+      this.log.warn('operator.event_failed', {
+        kind: target.kind,
+        namespace: target.namespace,
+        name: target.name,
+        reason,
+        message: apiMessage(err),
+      });
     }
   }
 }

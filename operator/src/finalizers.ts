@@ -29,21 +29,38 @@ export class Finalizers {
       const obj = await this.read(kind, namespace, name);
       // Gone, or deleted and created again under the same name: nothing of ours to release.
       if (!obj?.metadata.deletionTimestamp || !hasFinalizer(obj)) return null;
-      await this.patch(kind, obj, (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
+      await this.patch(
+        kind,
+        obj,
+        (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER),
+      );
       return obj;
     });
   }
 
   private async patch(kind: DeclaredKind, obj: CustomObject, finalizers: string[]): Promise<void> {
-    await this.custom.patchNamespacedCustomObject({
-      group: GROUP, version: VERSION, plural: PLURAL[kind], namespace: obj.metadata.namespace, name: obj.metadata.name,
-      body: { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers } },
-    }, MERGE_PATCH);
+    await this.custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL[kind],
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+        body: { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers } },
+      },
+      MERGE_PATCH,
+    );
   }
 
   private async read(kind: DeclaredKind, namespace: string, name: string): Promise<CustomObject | null> {
     try {
-      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL[kind], namespace, name })) as CustomObject;
+      return (await this.custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL[kind],
+        namespace,
+        name,
+      })) as CustomObject;
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;

@@ -1,4 +1,11 @@
-import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import {
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
 import type { Logger } from '../../src/core/logger.js';
 import { operatorMetrics } from './operator-metrics.js';
 
@@ -69,7 +76,10 @@ export class WatchedCollection<T extends KubernetesObject> {
     const synced = new Promise<void>((resolve) => (this.synced ? resolve() : this.syncWaiters.push(resolve)));
     void this.informer.start().catch((err: unknown) => this.onError(err));
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); timer.unref(); });
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
     await Promise.race([synced, timeout]);
     clearTimeout(timer);
     return this.synced;
@@ -103,7 +113,12 @@ export class WatchedCollection<T extends KubernetesObject> {
     this.stats.lastError = err instanceof Error ? err.message : String(err);
     operatorMetrics.watchRestarts.inc({ resource: this.resource });
     const delay = Math.min(FIRST_RESTART_MS * 2 ** (this.failures - 1), MAX_RESTART_MS);
-    this.log.warn('operator.watch_restart', { resource: this.resource, path: this.path, delayMs: delay, message: this.stats.lastError });
+    this.log.warn('operator.watch_restart', {
+      resource: this.resource,
+      path: this.path,
+      delayMs: delay,
+      message: this.stats.lastError,
+    });
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;

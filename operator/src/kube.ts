@@ -1,4 +1,12 @@
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, type V1ObjectMeta } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ObjectMeta,
+} from '@kubernetes/client-node';
 import { operatorMetrics } from './operator-metrics.js';
 
 /** The API clients the operator uses, made once from one KubeConfig. */
@@ -30,7 +38,12 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
 }
 
 export function kubeClients(kc: KubeConfig): KubeClients {
-  return { kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi), coordination: kc.makeApiClient(CoordinationV1Api) };
+  return {
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    coordination: kc.makeApiClient(CoordinationV1Api),
+  };
 }
 
 /**
@@ -60,7 +73,11 @@ export function apiMessage(err: unknown): string {
 }
 
 function safeJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { return undefined; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

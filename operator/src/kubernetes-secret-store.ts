@@ -12,7 +12,10 @@ import { isNotFound, retryOnConflict } from './kube.js';
  * and retries.
  */
 export class KubernetesSecretStore implements SecretStore {
-  constructor(private readonly core: CoreV1Api, private readonly events?: EventRecorder) {}
+  constructor(
+    private readonly core: CoreV1Api,
+    private readonly events?: EventRecorder,
+  ) {}
 
   async get(namespace: string, name: string): Promise<Record<string, string> | null> {
     const secret = await this.read(namespace, name);
@@ -24,24 +27,41 @@ export class KubernetesSecretStore implements SecretStore {
     const outcome = await retryOnConflict('secret.put', async () => {
       const current = await this.read(namespace, name);
       if (!current) {
-        const body: V1Secret = { metadata: { name, namespace, labels: { [MANAGED_BY_LABEL]: COMPONENT }, ownerReferences: [ownerRef] }, type: 'Opaque', stringData: data };
+        const body: V1Secret = {
+          metadata: { name, namespace, labels: { [MANAGED_BY_LABEL]: COMPONENT }, ownerReferences: [ownerRef] },
+          type: 'Opaque',
+          stringData: data,
+        };
         // Someone created it since our read: 409 AlreadyExists, and the retry replaces it.
         await this.core.createNamespacedSecret({ namespace, body });
         return 'created';
       }
       const others = (current.metadata?.ownerReferences ?? []).filter((r) => r.uid !== ownerRef.uid);
       const rival = others.find((r) => r.controller);
-      if (rival) throw new Error(`secret ${namespace}/${name} is controlled by ${rival.kind} ${rival.name}; choose another tokenSecretName`);
+      if (rival)
+        throw new Error(
+          `secret ${namespace}/${name} is controlled by ${rival.kind} ${rival.name}; choose another tokenSecretName`,
+        );
       const body: V1Secret = {
         ...current,
-        metadata: { ...current.metadata, labels: { ...current.metadata?.labels, [MANAGED_BY_LABEL]: COMPONENT }, ownerReferences: [...others, ownerRef] },
+        metadata: {
+          ...current.metadata,
+          labels: { ...current.metadata?.labels, [MANAGED_BY_LABEL]: COMPONENT },
+          ownerReferences: [...others, ownerRef],
+        },
         // The whole data is replaced: the core's secret is exactly these keys.
-        data: encode(data), stringData: undefined,
+        data: encode(data),
+        stringData: undefined,
       };
       await this.core.replaceNamespacedSecret({ namespace, name, body });
       return 'updated';
     });
-    void this.events?.emit({ kind: owner.kind, namespace: owner.namespace, name: owner.name, uid: owner.uid }, 'Normal', 'SecretWritten', `${outcome} Secret ${name}`);
+    void this.events?.emit(
+      { kind: owner.kind, namespace: owner.namespace, name: owner.name, uid: owner.uid },
+      'Normal',
+      'SecretWritten',
+      `${outcome} Secret ${name}`,
+    );
   }
 
   async delete(namespace: string, name: string): Promise<void> {
@@ -65,7 +85,14 @@ export class KubernetesSecretStore implements SecretStore {
 /** The ownerReference the garbage collector follows; needs the owner's uid (set by the API server). */
 export function controllerRef(owner: ResourceRef): V1OwnerReference & { uid: string } {
   if (!owner.uid) throw new Error(`${owner.kind} ${owner.namespace}/${owner.name} has no uid; cannot own a Secret`);
-  return { apiVersion: API_VERSION, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: owner.kind,
+    name: owner.name,
+    uid: owner.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 function decode(secret: V1Secret): Record<string, string> {
@@ -77,4 +104,3 @@ function decode(secret: V1Secret): Record<string, string> {
 function encode(data: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
 }
-

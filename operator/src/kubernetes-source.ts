@@ -49,13 +49,31 @@ export class KubernetesResourceSource implements ResourceSource {
     const ns = options.namespace;
     const { custom, core, kc } = clients;
     this.finalizers = new Finalizers(custom);
-    const customList = (plural: string) => () => (ns
-      ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural })
-      : custom.listCustomObjectForAllNamespaces({ group: GROUP, version: VERSION, resourcePlural: plural }));
-    this.domains = new WatchedCollection<CustomObject>(kc, collectionPath(GROUP, VERSION, PLURAL.Domain, ns), customList(PLURAL.Domain), 'domains', log);
-    this.mailboxes = new WatchedCollection<CustomObject>(kc, collectionPath(GROUP, VERSION, PLURAL.Mailbox, ns), customList(PLURAL.Mailbox), 'mailboxes', log);
-    this.secrets = new WatchedCollection<V1Secret>(kc, collectionPath('', 'v1', 'secrets', ns),
-      () => (ns ? core.listNamespacedSecret({ namespace: ns }) : core.listSecretForAllNamespaces()), 'secrets', log);
+    const customList = (plural: string) => () =>
+      ns
+        ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural })
+        : custom.listCustomObjectForAllNamespaces({ group: GROUP, version: VERSION, resourcePlural: plural });
+    this.domains = new WatchedCollection<CustomObject>(
+      kc,
+      collectionPath(GROUP, VERSION, PLURAL.Domain, ns),
+      customList(PLURAL.Domain),
+      'domains',
+      log,
+    );
+    this.mailboxes = new WatchedCollection<CustomObject>(
+      kc,
+      collectionPath(GROUP, VERSION, PLURAL.Mailbox, ns),
+      customList(PLURAL.Mailbox),
+      'mailboxes',
+      log,
+    );
+    this.secrets = new WatchedCollection<V1Secret>(
+      kc,
+      collectionPath('', 'v1', 'secrets', ns),
+      () => (ns ? core.listNamespacedSecret({ namespace: ns }) : core.listSecretForAllNamespaces()),
+      'secrets',
+      log,
+    );
   }
 
   /** The informers' copy of a Domain or Mailbox. */
@@ -94,7 +112,8 @@ export class KubernetesResourceSource implements ResourceSource {
   }
 
   async list(): Promise<SourceItem[]> {
-    if (!this.domains.isSynced || !this.mailboxes.isSynced) throw new Error('the Domain and Mailbox caches are not synced yet');
+    if (!this.domains.isSynced || !this.mailboxes.isSynced)
+      throw new Error('the Domain and Mailbox caches are not synced yet');
     const items: SourceItem[] = [];
     for (const kind of ['Domain', 'Mailbox'] as const) {
       for (const obj of this.collection(kind).list()) {
@@ -118,8 +137,12 @@ export class KubernetesResourceSource implements ResourceSource {
     const released = await this.finalizers.release(ref.kind as DeclaredKind, ref.namespace, ref.name);
     if (!released) return;
     this.status.forget(ref);
-    await this.events.emit({ kind: ref.kind, namespace: ref.namespace, name: ref.name, uid: released.metadata.uid }, 'Normal', 'Finalized',
-      'disabled what this resource created and released its finalizer');
+    await this.events.emit(
+      { kind: ref.kind, namespace: ref.namespace, name: ref.name, uid: released.metadata.uid },
+      'Normal',
+      'Finalized',
+      'disabled what this resource created and released its finalizer',
+    );
   }
 
   private toItem(kind: DeclaredKind, obj: CustomObject): SourceItem | null {
@@ -128,8 +151,18 @@ export class KubernetesResourceSource implements ResourceSource {
       if (!hasFinalizer(obj)) return null;
       const spec = obj.spec as { tokenSecretName?: unknown } | undefined;
       const statusName = (obj.status as { tokenSecretName?: unknown } | undefined)?.tokenSecretName;
-      const declared = typeof statusName === 'string' ? statusName : typeof spec?.tokenSecretName === 'string' ? spec.tokenSecretName : undefined;
-      return { ref, deleting: { tokenSecretName: declared ?? `${obj.metadata.name}-${kind === 'Domain' ? 'domain' : 'mailbox'}-token` } };
+      const declared =
+        typeof statusName === 'string'
+          ? statusName
+          : typeof spec?.tokenSecretName === 'string'
+            ? spec.tokenSecretName
+            : undefined;
+      return {
+        ref,
+        deleting: {
+          tokenSecretName: declared ?? `${obj.metadata.name}-${kind === 'Domain' ? 'domain' : 'mailbox'}-token`,
+        },
+      };
     }
     const parsed = validateManifest({ apiVersion: obj.apiVersion, kind, metadata: obj.metadata, spec: obj.spec });
     if (parsed.ok) return { ref, resource: parsed.manifest as DeclaredResource };
@@ -152,11 +185,24 @@ export class KubernetesResourceSource implements ResourceSource {
     try {
       await this.status.report(ref, {
         observedGeneration: obj.metadata.generation ?? null,
-        conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: new Date().toISOString() }],
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'InvalidSpec',
+            message,
+            lastTransitionTime: new Date().toISOString(),
+          },
+        ],
       });
     } catch (err) {
       this.reportedInvalid.delete(key);
-      this.log.warn('resource.status_failed', { kind: ref.kind, namespace: ref.namespace, name: ref.name, message: apiMessage(err) });
+      this.log.warn('resource.status_failed', {
+        kind: ref.kind,
+        namespace: ref.namespace,
+        name: ref.name,
+        message: apiMessage(err),
+      });
     }
   }
 
@@ -169,7 +215,8 @@ export class KubernetesResourceSource implements ResourceSource {
     this.passwordRefs ??= this.indexPasswordRefs();
     const refs: ResourceRef[] = [...(this.passwordRefs.get(`${namespace}/${name}`) ?? [])];
     for (const owner of secret.metadata?.ownerReferences ?? []) {
-      if (owner.apiVersion.startsWith(`${GROUP}/`) && (owner.kind === 'Domain' || owner.kind === 'Mailbox')) refs.push({ kind: owner.kind, namespace, name: owner.name, uid: owner.uid });
+      if (owner.apiVersion.startsWith(`${GROUP}/`) && (owner.kind === 'Domain' || owner.kind === 'Mailbox'))
+        refs.push({ kind: owner.kind, namespace, name: owner.name, uid: owner.uid });
     }
     return refs;
   }
@@ -177,7 +224,8 @@ export class KubernetesResourceSource implements ResourceSource {
   private indexPasswordRefs(): Map<string, ResourceRef[]> {
     const index = new Map<string, ResourceRef[]>();
     for (const mailbox of this.mailboxes.list()) {
-      const secretName = (mailbox.spec as { passwordSecretRef?: { name?: unknown } } | undefined)?.passwordSecretRef?.name;
+      const secretName = (mailbox.spec as { passwordSecretRef?: { name?: unknown } } | undefined)?.passwordSecretRef
+        ?.name;
       if (typeof secretName !== 'string') continue;
       const key = `${mailbox.metadata.namespace}/${secretName}`;
       index.set(key, [...(index.get(key) ?? []), refOfObject('Mailbox', mailbox)]);
@@ -193,4 +241,3 @@ export class KubernetesResourceSource implements ResourceSource {
 function refOfObject(kind: DeclaredKind, obj: CustomObject): ResourceRef {
   return { kind, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid };
 }
-

@@ -31,9 +31,17 @@ export class KubernetesStatusSink implements StatusSink {
     const id = refId(ref);
     const before = this.lastReady.get(id) ?? readyOf(this.cached(ref)?.status);
     try {
-      await this.custom.patchNamespacedCustomObjectStatus({
-        group: GROUP, version: VERSION, plural: PLURAL[ref.kind as DeclaredKind], namespace: ref.namespace, name: ref.name, body: { status: body },
-      }, MERGE_PATCH);
+      await this.custom.patchNamespacedCustomObjectStatus(
+        {
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL[ref.kind as DeclaredKind],
+          namespace: ref.namespace,
+          name: ref.name,
+          body: { status: body },
+        },
+        MERGE_PATCH,
+      );
     } catch (err) {
       if (isNotFound(err)) return; // deleted meanwhile: nothing to report on
       throw err;
@@ -43,8 +51,12 @@ export class KubernetesStatusSink implements StatusSink {
     this.lastReady.set(id, { status: ready.status, reason: ready.reason });
     if (before && before.status === ready.status && before.reason === ready.reason) return;
     const obj = this.cached(ref);
-    await this.events.emit({ kind: ref.kind, namespace: ref.namespace, name: ref.name, uid: ref.uid ?? obj?.metadata.uid },
-      ready.status === 'True' ? 'Normal' : 'Warning', ready.reason, ready.message);
+    await this.events.emit(
+      { kind: ref.kind, namespace: ref.namespace, name: ref.name, uid: ref.uid ?? obj?.metadata.uid },
+      ready.status === 'True' ? 'Normal' : 'Warning',
+      ready.reason,
+      ready.message,
+    );
   }
 
   async read(ref: ResourceRef): Promise<ResourceStatus | null> {
@@ -52,7 +64,13 @@ export class KubernetesStatusSink implements StatusSink {
     if (!status || !Array.isArray(status.conditions)) return null;
     // Same key order as the core builds, so an unchanged status compares equal after a failover
     // (the API server returns object keys sorted) and is not patched again.
-    const conditions = status.conditions.map((c: Condition): Condition => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: c.lastTransitionTime }));
+    const conditions = status.conditions.map((c: Condition): Condition => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      lastTransitionTime: c.lastTransitionTime,
+    }));
     const out: ResourceStatus = { observedGeneration: status.observedGeneration ?? null, conditions };
     for (const key of CORE_KEYS) if (typeof status[key] === 'string') out[key] = status[key];
     return out;

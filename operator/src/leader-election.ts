@@ -13,7 +13,11 @@ export interface LeaseTimings {
 }
 
 /** client-go's defaults (15 s / 10 s / 2 s). */
-export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+export const DEFAULT_LEASE_TIMINGS: LeaseTimings = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
 
 export interface LeaderElectorOptions {
   namespace: string;
@@ -45,7 +49,10 @@ export class LeaderElector {
   private observed: { record: string; at: number } | null = null;
   private wake: (() => void) | null = null;
 
-  constructor(private readonly api: CoordinationV1Api, private readonly opts: LeaderElectorOptions) {}
+  constructor(
+    private readonly api: CoordinationV1Api,
+    private readonly opts: LeaderElectorOptions,
+  ) {}
 
   get isLeader(): boolean {
     return this.leading;
@@ -62,7 +69,10 @@ export class LeaderElector {
     await this.loop;
     const wasLeading = this.leading;
     this.setLeading(false);
-    if (wasLeading && options.release !== false) await this.release().catch((err: unknown) => this.opts.log.warn('operator.lease_release_failed', { message: apiMessage(err) }));
+    if (wasLeading && options.release !== false)
+      await this.release().catch((err: unknown) =>
+        this.opts.log.warn('operator.lease_release_failed', { message: apiMessage(err) }),
+      );
   }
 
   private async run(): Promise<void> {
@@ -90,7 +100,10 @@ export class LeaderElector {
     if (leading === this.leading) return;
     this.leading = leading;
     operatorMetrics.leader.set(leading ? 1 : 0);
-    this.opts.log.info(leading ? 'operator.leading' : 'operator.stopped_leading', { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity });
+    this.opts.log.info(leading ? 'operator.leading' : 'operator.stopped_leading', {
+      lease: `${this.opts.namespace}/${this.opts.name}`,
+      identity: this.opts.identity,
+    });
     if (leading) this.opts.onStartedLeading();
     else this.opts.onStoppedLeading();
   }
@@ -105,7 +118,19 @@ export class LeaderElector {
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
-        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: { holderIdentity: identity, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } } });
+        await this.api.createNamespacedLease({
+          namespace,
+          body: {
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds: seconds,
+              acquireTime: now,
+              renewTime: now,
+              leaseTransitions: 0,
+            },
+          },
+        });
         return 'held';
       } catch (createErr) {
         if (isConflict(createErr)) return 'other';
@@ -121,8 +146,10 @@ export class LeaderElector {
     if (holder && holder !== identity && this.observed.at + durationMs > Date.now()) return 'other';
     const renewing = holder === identity;
     lease.spec = {
-      holderIdentity: identity, leaseDurationSeconds: seconds,
-      acquireTime: renewing && spec.acquireTime ? spec.acquireTime : now, renewTime: now,
+      holderIdentity: identity,
+      leaseDurationSeconds: seconds,
+      acquireTime: renewing && spec.acquireTime ? spec.acquireTime : now,
+      renewTime: now,
       leaseTransitions: (spec.leaseTransitions ?? 0) + (renewing ? 0 : 1),
     };
     try {
@@ -148,8 +175,14 @@ export class LeaderElector {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
-      function done() { clearTimeout(timer); resolve(); }
-      this.wake = () => { this.wake = null; done(); };
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        done();
+      };
     });
   }
 }
@@ -161,6 +194,8 @@ export class LeaderElector {
  */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

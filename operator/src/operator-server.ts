@@ -7,11 +7,17 @@ import { registry } from '../../src/telemetry/metric-registry.js';
  * the process runs, leader or standby, with what it is doing) and GET /metrics (Prometheus).
  * Liveness does not depend on the API server: restarting the pod would not bring it back.
  */
-export async function startOperatorServer(port: number, host: string, health: () => Record<string, unknown>): Promise<{ port: number; close(): Promise<void> }> {
+export async function startOperatorServer(
+  port: number,
+  host: string,
+  health: () => Record<string, unknown>,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET') return send(res, 405, 'application/json', JSON.stringify({ error: 'method not allowed' }));
-    if (path === '/healthz' || path === '/readyz') return send(res, 200, 'application/json', JSON.stringify({ status: 'ok', ...health() }));
+    if (req.method !== 'GET')
+      return send(res, 405, 'application/json', JSON.stringify({ error: 'method not allowed' }));
+    if (path === '/healthz' || path === '/readyz')
+      return send(res, 200, 'application/json', JSON.stringify({ status: 'ok', ...health() }));
     if (path === '/metrics') {
       registry.metrics().then(
         (text) => send(res, 200, registry.contentType, text),
@@ -24,7 +30,11 @@ export async function startOperatorServer(port: number, host: string, health: ()
   const bound = await listen(server, port, host, 'OPERATOR_PORT');
   return {
     port: bound,
-    close: () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -3,7 +3,11 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../../src/config/config.js';
 import { createLogger, type Logger } from '../../src/core/logger.js';
-import { DEFAULT_CONTROLLER_OPTIONS, ResourceController, type ControllerOptions } from '../../src/core/resources/controller.js';
+import {
+  DEFAULT_CONTROLLER_OPTIONS,
+  ResourceController,
+  type ControllerOptions,
+} from '../../src/core/resources/controller.js';
 import type { ReconcileResult } from '../../src/core/resources/ports.js';
 import type { ResourceReconciler } from '../../src/core/resources/reconciler.js';
 import { createReconciler } from '../../src/core/resources/resource-runtime.js';
@@ -59,16 +63,22 @@ interface Term {
  * order (a chain), so a new term never overlaps the one before.
  */
 export async function startOperator(config: Readonly<Config>, options: OperatorOptions = {}): Promise<OperatorHandle> {
-  const log = options.log ?? createLogger(config.LOG_LEVEL, () => {
-    const tid = currentTraceId();
-    return tid ? { tid } : {};
-  });
+  const log =
+    options.log ??
+    createLogger(config.LOG_LEVEL, () => {
+      const tid = currentTraceId();
+      return tid ? { tid } : {};
+    });
   // The operator is the only source in its process: never also apply a manifest directory.
   const runtime = await startRuntime({ ...config, MAILBOX_RESOURCES_DIR: undefined }, { roles: [], log });
   const clients = options.clients ?? kubeClients(options.kubeConfig ?? loadKubeConfig(config.KUBECONFIG));
   const identity = options.identity ?? `${hostname()}-${randomBytes(3).toString('hex')}`;
   const stats = { reconciles: 0, terms: 0 };
-  const controllerOptions: ControllerOptions = { ...DEFAULT_CONTROLLER_OPTIONS, resyncMs: config.OPERATOR_RESYNC, ...options.controller };
+  const controllerOptions: ControllerOptions = {
+    ...DEFAULT_CONTROLLER_OPTIONS,
+    resyncMs: config.OPERATOR_RESYNC,
+    ...options.controller,
+  };
   let term: Term | null = null;
   let closing = false;
   let chain: Promise<void> = Promise.resolve();
@@ -77,36 +87,70 @@ export async function startOperator(config: Readonly<Config>, options: OperatorO
   };
 
   const elector = new LeaderElector(clients.coordination, {
-    namespace: config.OPERATOR_LEASE_NAMESPACE, name: config.OPERATOR_LEASE_NAME, identity,
-    timings: options.timings ?? DEFAULT_LEASE_TIMINGS, log,
-    onStartedLeading: () => enqueue(async () => {
-      if (closing || !elector.isLeader || term) return;
-      stats.terms++;
-      term = startTerm(clients, runtime, log, identity, controllerOptions, config.OPERATOR_WATCH_NAMESPACE, options.syncTimeoutMs, (result) => {
-        stats.reconciles++;
-        operatorMetrics.reconciles.inc({ kind: result.ref.kind, outcome: result.outcome });
-      });
-    }),
-    onStoppedLeading: () => enqueue(async () => {
-      const ending = term;
-      term = null;
-      await ending?.stop();
-    }),
+    namespace: config.OPERATOR_LEASE_NAMESPACE,
+    name: config.OPERATOR_LEASE_NAME,
+    identity,
+    timings: options.timings ?? DEFAULT_LEASE_TIMINGS,
+    log,
+    onStartedLeading: () =>
+      enqueue(async () => {
+        if (closing || !elector.isLeader || term) return;
+        stats.terms++;
+        term = startTerm(
+          clients,
+          runtime,
+          log,
+          identity,
+          controllerOptions,
+          config.OPERATOR_WATCH_NAMESPACE,
+          options.syncTimeoutMs,
+          (result) => {
+            stats.reconciles++;
+            operatorMetrics.reconciles.inc({ kind: result.ref.kind, outcome: result.outcome });
+          },
+        );
+      }),
+    onStoppedLeading: () =>
+      enqueue(async () => {
+        const ending = term;
+        term = null;
+        await ending?.stop();
+      }),
   });
 
-  const server = options.port === null ? null : await startOperatorServer(options.port ?? config.OPERATOR_PORT, config.HOST, () => ({
-    identity, leader: elector.isLeader,
-    informers: term ? Object.fromEntries([term.source.domains, term.source.mailboxes, term.source.secrets].map((c) => [c.path, { synced: c.isSynced, ...c.stats }])) : {},
-  }));
+  const server =
+    options.port === null
+      ? null
+      : await startOperatorServer(options.port ?? config.OPERATOR_PORT, config.HOST, () => ({
+          identity,
+          leader: elector.isLeader,
+          informers: term
+            ? Object.fromEntries(
+                [term.source.domains, term.source.mailboxes, term.source.secrets].map((c) => [
+                  c.path,
+                  { synced: c.isSynced, ...c.stats },
+                ]),
+              )
+            : {},
+        }));
   elector.start();
-  log.info('operator.started', { identity, lease: `${config.OPERATOR_LEASE_NAMESPACE}/${config.OPERATOR_LEASE_NAME}`, namespace: config.OPERATOR_WATCH_NAMESPACE ?? '(all)', port: server?.port ?? null });
+  log.info('operator.started', {
+    identity,
+    lease: `${config.OPERATOR_LEASE_NAMESPACE}/${config.OPERATOR_LEASE_NAME}`,
+    namespace: config.OPERATOR_WATCH_NAMESPACE ?? '(all)',
+    port: server?.port ?? null,
+  });
 
   return {
     identity,
-    get isLeader() { return elector.isLeader; },
+    get isLeader() {
+      return elector.isLeader;
+    },
     port: server?.port ?? null,
     runtime,
-    get source() { return term?.source ?? null; },
+    get source() {
+      return term?.source ?? null;
+    },
     stats,
     async close(closeOptions = {}) {
       // Stop reconciling first, then give the Lease up, so a standby starts only after we stopped.
@@ -127,13 +171,22 @@ export async function startOperator(config: Readonly<Config>, options: OperatorO
 }
 
 function startTerm(
-  clients: KubeClients, runtime: Runtime, log: Logger, identity: string, controllerOptions: ControllerOptions,
-  namespace: string | undefined, syncTimeoutMs: number | undefined, onResult: (result: ReconcileResult) => void,
+  clients: KubeClients,
+  runtime: Runtime,
+  log: Logger,
+  identity: string,
+  controllerOptions: ControllerOptions,
+  namespace: string | undefined,
+  syncTimeoutMs: number | undefined,
+  onResult: (result: ReconcileResult) => void,
 ): Term {
   const events = new EventRecorder(clients.core, identity, log);
   const sourceRef: { current?: KubernetesResourceSource } = {};
   const status = new KubernetesStatusSink(clients.custom, events, (ref) => sourceRef.current?.cached(ref));
-  const source = new KubernetesResourceSource(clients, status, events, log, { namespace, ...(syncTimeoutMs ? { syncTimeoutMs } : {}) });
+  const source = new KubernetesResourceSource(clients, status, events, log, {
+    namespace,
+    ...(syncTimeoutMs ? { syncTimeoutMs } : {}),
+  });
   sourceRef.current = source;
   const secrets = new KubernetesSecretStore(clients.core, events);
   const reconciler = createReconciler(runtime.services, secrets, status);

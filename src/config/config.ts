@@ -1,9 +1,34 @@
 import { z } from 'zod';
 import path from 'node:path';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/**
+ * Which proxies may report the client address in X-Forwarded-For (docs/api.md, "Client address"):
+ * none (`false`, `0`, unset), the N proxies nearest to us (`N`; `true` is 1, never "believe the
+ * leftmost entry"), or the proxies whose addresses are in a comma list of CIDRs (a bare address
+ * is a /32 or /128).
+ */
+export type TrustProxy = { kind: 'hops'; hops: number } | { kind: 'cidrs'; cidrs: readonly string[] };
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((v, ctx): TrustProxy => {
+    const lower = v.toLowerCase();
+    if (lower === '' || lower === 'false') return { kind: 'hops', hops: 0 };
+    if (lower === 'true') return { kind: 'hops', hops: 1 };
+    if (/^\d+$/.test(v) && Number(v) <= 32) return { kind: 'hops', hops: Number(v) };
+    const cidrs = v.split(',').map((c) => c.trim());
+    // Strict address syntax (node:net): ipaddr.js alone would take `1.5` as an address.
+    const bad = cidrs.filter((c) => isIP(c.split('/')[0]!) === 0 || (c.includes('/') && !ipaddr.isValidCIDR(c)));
+    if (bad.length === 0) return { kind: 'cidrs', cidrs };
+    ctx.addIssue({
+      code: 'custom',
+      message: `a hop count 0..32, false, true or a comma list of CIDRs (not ${bad[0]})`,
+    });
+    return z.NEVER;
+  });
 const port = z.coerce.number().int().min(0).max(65535);
 const durationMs = z
   .string()
@@ -28,7 +53,10 @@ export const configSchema = z.object({
   /** Inbound MX for hosted addresses. */
   SMTP_MX_PORT: port.default(25),
   /** Name in SMTP greetings, Received headers and bounces; the host name when unset. */
-  SMTP_HOSTNAME: z.string().regex(/^[A-Za-z0-9.-]+$/).optional(),
+  SMTP_HOSTNAME: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/)
+    .optional(),
   /** STARTTLS certificate: a PEM file path or the PEM itself; a self-signed one is generated into the data dir when unset. */
   SMTP_TLS_CERT: z.string().optional(),
   /** Private key of SMTP_TLS_CERT: a PEM file path or the PEM itself. */
@@ -49,6 +77,8 @@ export const configSchema = z.object({
   SMTP_CLOSE_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
   /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */
   AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
+  /** Direct MX delivery (and webhooks) may connect to loopback, private, link-local and metadata addresses (development and tests only). */
+  ALLOW_PRIVATE_NETWORK_TARGETS: bool.default(false),
   /** smtp://user:pass@host:port (STARTTLS when offered) or smtps://… : the relay for external recipients. */
   SMTP_RELAY_URL: z.string().url().optional(),
   /** External delivery: `relay` (SMTP_RELAY_URL), `mx` (direct to the recipient's MX) or `none`; default relay when SMTP_RELAY_URL is set, else none. */
@@ -62,11 +92,19 @@ export const configSchema = z.object({
   /** Embedded data: PGlite cluster, file blobs, generated server key, file secrets. */
   MAILBOX_DATA_DIR: z.string().default('./data'),
   /** postgres://… switches storage from embedded PGlite to PostgreSQL. */
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: z
+    .string()
+    .url()
+    .refine((v) => /^postgres(ql)?:\/\//i.test(v), 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   /** Connections per process when DATABASE_URL is set. */
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** redis://… switches the event bus, Socket.IO adapter and rate limiter to Redis. */
-  REDIS_URL: z.string().url().optional(),
+  REDIS_URL: z
+    .string()
+    .url()
+    .refine((v) => /^rediss?:\/\//i.test(v), 'must be a redis:// or rediss:// URL')
+    .optional(),
   /** `fs` (under the data dir) or `postgres` (blob table; replicas need no shared volume). */
   BLOB_STORE: z.enum(['fs', 'postgres']).optional(),
   /** 32-byte key (base64 or hex) that encrypts revealable tokens; generated into the data dir when unset. */
@@ -81,12 +119,30 @@ export const configSchema = z.object({
   BOOTSTRAP_TOKEN_TTL: durationMs.default(90 * 86_400_000),
   /** Sends per minute per mailbox unless a Domain or Mailbox resource says otherwise. */
   SEND_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
-  /** Failed password logins per address per 15 minutes before 429. */
+  /** Failed password logins per (mailbox address, client address) per 15 minutes before 429; past as many from all addresses, the mailbox's logins slow down. */
   LOGIN_FAILURES_PER_15M: z.coerce.number().int().min(1).default(10),
+  /** Wait before each password check of a mailbox with LOGIN_FAILURES_PER_15M failures from all addresses (never a refusal). */
+  LOGIN_ACCOUNT_SLOWDOWN: durationMs.default(1_000),
+  /** Password hashes (scrypt) running at once in the process; the rest of the libuv thread pool stays free for files and crypto. */
+  PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).default(2),
+  /** Password hashes running at once for one client address. */
+  PASSWORD_HASH_CONCURRENCY_PER_ADDRESS: z.coerce.number().int().min(1).default(1),
   /** Largest attachment upload accepted (bytes). */
-  MAX_ATTACHMENT_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  MAX_ATTACHMENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(25 * 1024 * 1024),
   /** Largest JSON body accepted (bytes). */
-  MAX_JSON_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  MAX_JSON_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** Open Socket.IO connections one token may hold per process (429 connect_error beyond). */
+  MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).default(20),
+  /** Long-polls (GET /api/messages/wait, MCP wait_for_message) one token may hold at once per process (429 beyond). */
+  MAX_WAITS_PER_TOKEN: z.coerce.number().int().min(1).default(10),
   /** Largest total recipients (to + cc + bcc) of one message. */
   MAX_RECIPIENTS: z.coerce.number().int().min(1).default(100),
   /** Directory of Domain/Mailbox YAML manifests applied at start and on change. */
@@ -96,7 +152,10 @@ export const configSchema = z.object({
   /** `mailbox operator`: port of its /healthz and /metrics. */
   OPERATOR_PORT: port.default(8081),
   /** `mailbox operator`: the one namespace whose Domains and Mailboxes it reconciles; all namespaces when unset. */
-  OPERATOR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name').optional(),
+  OPERATOR_WATCH_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name')
+    .optional(),
   /** `mailbox operator`: namespace of the leader-election Lease (the chart sets the release namespace). */
   OPERATOR_LEASE_NAMESPACE: z.string().default('default'),
   /** `mailbox operator`: name of the leader-election Lease; replicas sharing it have one leader. */
@@ -115,6 +174,10 @@ export const configSchema = z.object({
   DELIVERY_RETRY_BASE: durationMs.refine((ms) => ms > 0, 'must be above 0').default(60_000),
   /** Ceiling of one delivery retry delay. */
   DELIVERY_RETRY_MAX: durationMs.refine((ms) => ms > 0, 'must be above 0').default(3_600_000),
+  /** A message held for approval and not decided within this long expires as rejected (docs/api.md). */
+  APPROVAL_TTL: durationMs.refine((ms) => ms > 0, 'must be above 0').default(72 * 3_600_000),
+  /** Loop guard: replies one mailbox may send to one counterparty per hour before 429. */
+  AUTO_REPLY_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(10),
   /** Age of retained events before the sweeper removes them. */
   EVENT_RETENTION: durationMs.default(7 * 86_400_000),
   /** Newest events kept per mailbox; older ones are swept even inside EVENT_RETENTION. */
@@ -133,10 +196,30 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** On shutdown, HTTP requests in flight get this long to finish before their connections are cut. */
   HTTP_DRAIN_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
-  /** Trust X-Forwarded-For for the client address (behind a proxy or ingress). */
-  TRUST_PROXY: bool.default(false),
+  /** Proxies whose X-Forwarded-For is believed: `false`/unset none, a hop count N (`true` = 1), or a comma list of CIDRs. */
+  TRUST_PROXY: trustProxy.default({ kind: 'hops', hops: 0 }),
   /** Public base URL shown in docs and links. */
   PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Attachment text (docs/api.md): largest file text is extracted from (413 beyond). */
+  ATTACHMENT_TEXT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10 * 1024 * 1024),
+  /** Attachment text: time limit of one extraction, in its own thread (422 beyond). */
+  ATTACHMENT_TEXT_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
+  /** Attachment text: characters returned at most (the rest is cut, truncated: true). */
+  ATTACHMENT_TEXT_MAX_CHARS: z.coerce.number().int().min(1).default(1_000_000),
+  /** Webhooks: time limit of one delivery attempt (connect, send, 2xx answer). */
+  WEBHOOK_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
+  /** Webhooks: delay after the first failed attempt, doubling per attempt (half fixed, half random). */
+  WEBHOOK_RETRY_BASE: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
+  /** Webhooks: ceiling of one retry delay. */
+  WEBHOOK_RETRY_MAX: durationMs.refine((ms) => ms > 0, 'must be above 0').default(3_600_000),
+  /** Webhooks: a webhook failing without a success for this long is disabled (event webhook.disabled). */
+  WEBHOOK_DISABLE_AFTER: durationMs.refine((ms) => ms > 0, 'must be above 0').default(86_400_000),
+  /** Webhooks: deliveries in flight at once per worker process. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -147,6 +230,16 @@ export interface Config extends RawConfig {
 }
 
 export class ConfigError extends Error {}
+
+/** Variables whose value may hold a password, a key or a URL with credentials: never printed. */
+export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
+  'DATABASE_URL',
+  'REDIS_URL',
+  'SMTP_RELAY_URL',
+  'MAILBOX_SECRET_KEY',
+  'SMTP_TLS_KEY',
+  'SMTP_TLS_CERT',
+]);
 
 /** Validates the environment once; a bad value becomes one line naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
@@ -159,7 +252,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? 'config');
-    throw new ConfigError(`invalid ${key}=${JSON.stringify(picked[key] ?? '')}: ${issue.message}`);
+    // The value is echoed only where it cannot hold a credential (URLs carry passwords, keys are keys).
+    const shown = SECRET_VARIABLES.has(key) ? '' : `=${JSON.stringify(picked[key] ?? '')}`;
+    throw new ConfigError(`invalid ${key}${shown}: ${issue.message}`);
   }
   const raw = parsed.data;
   return Object.freeze({

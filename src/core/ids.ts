@@ -60,4 +60,6 @@ export const ID_PREFIX = {
   recipient: 'rcp',
   attachment: 'att',
   job: 'job',
+  audit: 'aud',
+  webhook: 'whk',
 } as const;

@@ -12,7 +12,11 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export function createLogger(level: LogLevel, context: () => Record<string, unknown> = () => ({}), write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
+export function createLogger(
+  level: LogLevel,
+  context: () => Record<string, unknown> = () => ({}),
+  write: (line: string) => void = (l) => process.stdout.write(l + '\n'),
+): Logger {
   const emit = (lvl: LogLevel) => (event: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
     write(JSON.stringify({ ts: new Date().toISOString(), level: lvl, event, ...context(), ...fields }, errorReplacer));

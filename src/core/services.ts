@@ -5,22 +5,37 @@ import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { Logger } from './logger.js';
 import type { Clock } from './time.js';
 import { TokenCipher } from './tokens/token-cipher.js';
-import { TokenService } from './tokens/token.service.js';
+import { TokenAuthenticator } from './tokens/token-authenticator.js';
+import { TokenGovernance } from './tokens/token-governance.js';
+import { TokenMinter } from './tokens/token-minter.js';
+import { TokenStore } from './tokens/token.store.js';
 import { UsageRecorder } from './tokens/usage-recorder.js';
 import { CursorCodec } from './paging/cursor.js';
 import { MailboxService } from './mailboxes/mailbox.service.js';
 import { LoginService } from './auth/login.service.js';
 import { AuthThrottle } from './auth/auth-throttle.js';
+import { PasswordHashGate } from './auth/password-hash-gate.js';
 import { RateLimits } from './ratelimit/rate-limits.js';
 import { deriveKey } from './keys/server-key.js';
 import type { EventBus } from './events/event-bus.js';
 import { MessageService } from './messages/message.service.js';
-import { SendService } from './delivery/send.service.js';
+import { SendService } from './delivery/sending/send.service.js';
 import { AttachmentService } from './attachments/attachment.service.js';
-import { InboundStore } from './delivery/inbound-store.js';
+import { InboundStore } from './delivery/receiving/inbound-store.js';
 import { createMailTransport, type MailTransport } from './delivery/mail-transport.js';
 import { WaitService } from './messages/wait.service.js';
+import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';
 import { EventService } from './events/event.service.js';
+import { PolicyStore } from './policy/policy.store.js';
+import { OutboundPolicy } from './policy/outbound-policy.js';
+import { ApprovalStore } from './policy/approval.store.js';
+import { ApprovalService } from './policy/approval.service.js';
+import { MailboxPolicyService } from './policy/mailbox-policy.service.js';
+import { AuditStore } from './audit/audit.store.js';
+import { AuditService } from './audit/audit.service.js';
+import { SearchService } from './search/search.service.js';
+import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
+import { WebhookService } from './webhooks/webhook.service.js';
 
 /** Everything a channel may call. Built once by the composition root. */
 export interface Services {
@@ -34,9 +49,16 @@ export interface Services {
   cipher: TokenCipher;
   cursors: CursorCodec;
   usage: UsageRecorder;
-  tokens: TokenService;
+  /** Every channel authenticates here (HTTP, MCP, Socket.IO, SMTP AUTH). */
+  tokenAuth: TokenAuthenticator;
+  /** Writes new tokens (bootstrap, login, governance, declared resources). */
+  tokenMinter: TokenMinter;
+  /** The token governance routes (self and domain). */
+  tokens: TokenGovernance;
   mailboxes: MailboxService;
   login: LoginService;
+  /** Concurrent password hashes, per client address and overall. */
+  hashes: PasswordHashGate;
   limits: RateLimits;
   messages: MessageService;
   sending: SendService;
@@ -47,6 +69,25 @@ export interface Services {
   events: EventService;
   /** Long-poll for the next message (HTTP /api/messages/wait, MCP wait_for_message). */
   waits: WaitService;
+  /** Per-token bounds on what every tenant shares (docs/api.md, "Per-token bounds"). */
+  caps: { sockets: ConcurrencyCap };
+  /** The one outbound policy decision (every send path and SMTP RCPT TO). */
+  policy: OutboundPolicy;
+  /** Mailbox policy routes (GET/PUT). */
+  mailboxPolicies: MailboxPolicyService;
+  /** Approve/reject of held messages and their expiry. */
+  approvals: ApprovalService;
+  approvalStore: ApprovalStore;
+  audit: AuditService;
+  auditStore: AuditStore;
+  /** Full-text search (HTTP /api/messages/search, MCP search_messages). */
+  search: SearchService;
+  /** Text of PDF/DOCX/HTML/text attachments (HTTP …/attachments/{id}/text, MCP get_attachment). */
+  attachmentText: AttachmentTextService;
+  /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
+  webhooks: WebhookService;
+  /** Seals webhook secrets (a key of its own, derived from the server key). */
+  webhookCipher: TokenCipher;
 }
 
 export interface CoreDeps {
@@ -66,16 +107,117 @@ export function createServices(deps: CoreDeps): Services {
   const cursors = new CursorCodec(deriveKey(serverKey, 'cursor'));
   const usage = new UsageRecorder(db);
   const throttle = new AuthThrottle(redis, config.AUTH_FAILURES_PER_15M, log, config.AUTH_CACHE_TTL);
-  const tokens = new TokenService(db, cipher, clock, usage, log, { revealWindowMs: config.TOKEN_REVEAL_WINDOW, defaultTtlMs: config.TOKEN_DEFAULT_TTL, authCacheTtlMs: config.AUTH_CACHE_TTL, throttle });
-  const limits = new RateLimits(redis, { sendPerMinute: config.SEND_RATE_LIMIT_PER_MINUTE, loginFailuresPer15m: config.LOGIN_FAILURES_PER_15M });
-  const mailboxes = new MailboxService(db, tokens, cursors, clock, { bootstrapTtlMs: config.BOOTSTRAP_TOKEN_TTL });
-  const login = new LoginService(db, tokens, cipher, limits, clock, log, { defaultTtlMs: config.TOKEN_DEFAULT_TTL });
+  const tokenStore = new TokenStore(db);
+  const tokenAuth = new TokenAuthenticator(tokenStore, clock, usage, throttle, config.AUTH_CACHE_TTL);
+  const tokenMinter = new TokenMinter(tokenStore, cipher, clock, {
+    revealWindowMs: config.TOKEN_REVEAL_WINDOW,
+    defaultTtlMs: config.TOKEN_DEFAULT_TTL,
+  });
+  const tokens = new TokenGovernance(db, tokenStore, tokenMinter, tokenAuth, cipher, clock, log);
+  const limits = new RateLimits(redis, {
+    sendPerMinute: config.SEND_RATE_LIMIT_PER_MINUTE,
+    loginFailuresPer15m: config.LOGIN_FAILURES_PER_15M,
+  });
+  const mailboxes = new MailboxService(db, tokenMinter, cursors, clock, { bootstrapTtlMs: config.BOOTSTRAP_TOKEN_TTL });
+  const hashes = new PasswordHashGate({
+    concurrency: config.PASSWORD_HASH_CONCURRENCY,
+    concurrencyPerAddress: config.PASSWORD_HASH_CONCURRENCY_PER_ADDRESS,
+    maxQueuedPerAddress: 8,
+    maxQueued: 256,
+  });
+  const login = new LoginService(db, throttle, tokenMinter, cipher, limits, clock, log, hashes, {
+    defaultTtlMs: config.TOKEN_DEFAULT_TTL,
+    accountFailuresBeforeSlowdown: config.LOGIN_FAILURES_PER_15M,
+    accountSlowdownMs: config.LOGIN_ACCOUNT_SLOWDOWN,
+  });
   const messages = new MessageService(db, bus, cursors, clock);
   const inbound = new InboundStore(db, bus, clock);
   const attachments = new AttachmentService(db, blobs, clock, { maxBytes: config.MAX_ATTACHMENT_BYTES });
-  const sending = new SendService(db, bus, limits, clock, log, { maxRecipients: config.MAX_RECIPIENTS });
-  const transport = createMailTransport({ config, log, clock, db, blobs, bus, redis, cipher, tokens, sending, inbound });
-  const events = new EventService(db, clock, { retentionMs: config.EVENT_RETENTION, maxPerMailbox: config.EVENT_RETENTION_MAX_PER_MAILBOX });
-  const waits = new WaitService(db, bus);
-  return { config, log, clock, db, blobs, bus, redis, cipher, cursors, usage, tokens, mailboxes, login, limits, messages, sending, attachments, inbound, events, waits, transport };
+  const auditStore = new AuditStore(db);
+  const policyStore = new PolicyStore(db);
+  const policy = new OutboundPolicy(policyStore, tokenStore, auditStore, blobs, clock, {
+    autoReplyLimitPerHour: config.AUTO_REPLY_LIMIT_PER_HOUR,
+  });
+  const approvalStore = new ApprovalStore(db);
+  const approvals = new ApprovalService(db, approvalStore, auditStore, bus, clock, log, { ttlMs: config.APPROVAL_TTL });
+  const sending = new SendService(
+    db,
+    bus,
+    limits,
+    clock,
+    log,
+    { maxRecipients: config.MAX_RECIPIENTS },
+    policy,
+    auditStore,
+  );
+  const transport = createMailTransport({
+    config,
+    log,
+    clock,
+    db,
+    blobs,
+    bus,
+    redis,
+    cipher,
+    tokenAuth,
+    sending,
+    inbound,
+    policy,
+  });
+  const events = new EventService(db, clock, {
+    retentionMs: config.EVENT_RETENTION,
+    maxPerMailbox: config.EVENT_RETENTION_MAX_PER_MAILBOX,
+  });
+  const waits = new WaitService(
+    db,
+    bus,
+    { fallbackPollMs: 5_000 },
+    new ConcurrencyCap(config.MAX_WAITS_PER_TOKEN, 'TOO_MANY_WAITS'),
+  );
+  const caps = { sockets: new ConcurrencyCap(config.MAX_SOCKETS_PER_TOKEN, 'TOO_MANY_SOCKETS') };
+  const webhookCipher = new TokenCipher(deriveKey(serverKey, 'webhook-secret'));
+  return {
+    config,
+    log,
+    clock,
+    db,
+    blobs,
+    bus,
+    redis,
+    cipher,
+    cursors,
+    usage,
+    tokenAuth,
+    tokenMinter,
+    tokens,
+    mailboxes,
+    login,
+    hashes,
+    limits,
+    messages,
+    sending,
+    attachments,
+    inbound,
+    events,
+    waits,
+    transport,
+    caps,
+    policy,
+    mailboxPolicies: new MailboxPolicyService(db, policyStore),
+    approvals,
+    approvalStore,
+    audit: new AuditService(db, auditStore, cursors),
+    auditStore,
+    search: new SearchService(db, cursors),
+    attachmentText: new AttachmentTextService(db, blobs, clock, log, {
+      maxBytes: config.ATTACHMENT_TEXT_MAX_BYTES,
+      timeoutMs: config.ATTACHMENT_TEXT_TIMEOUT,
+      maxChars: config.ATTACHMENT_TEXT_MAX_CHARS,
+      maxPages: 2_000,
+      maxHeapMb: 256,
+      concurrency: 2,
+    }),
+    webhooks: new WebhookService(db, webhookCipher, clock, { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
+    webhookCipher,
+  };
 }

@@ -12,10 +12,14 @@ export function assertStorableText(value: unknown, where: string): void {
   const found = findUnstorable(value, []);
   if (!found) return;
   const field = found.path.length ? found.path.join('.') : where;
-  throw new AppError('TEXT_INVALID', `${field}: ${found.nul ? 'must not contain NUL characters' : 'must be well-formed Unicode (no unpaired surrogates)'}`);
+  throw new AppError(
+    'TEXT_INVALID',
+    `${field}: ${found.nul ? 'must not contain NUL characters' : 'must be well-formed Unicode (no unpaired surrogates)'}`,
+  );
 }
 
-const problemOf = (s: string): { nul: boolean } | null => (s.includes('\u0000') ? { nul: true } : s.isWellFormed() ? null : { nul: false });
+const problemOf = (s: string): { nul: boolean } | null =>
+  s.includes('\u0000') ? { nul: true } : s.isWellFormed() ? null : { nul: false };
 
 function findUnstorable(value: unknown, path: (string | number)[]): { path: (string | number)[]; nul: boolean } | null {
   if (typeof value === 'string') {
@@ -40,4 +44,5 @@ function findUnstorable(value: unknown, path: (string | number)[]): { path: (str
 }
 
 /** The text without NULs and with unpaired surrogates replaced by U+FFFD (for values parsed out of received mail). */
-export const storableText = (s: string): string => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s).toWellFormed();
+export const storableText = (s: string): string =>
+  (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s).toWellFormed();

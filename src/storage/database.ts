@@ -42,5 +42,6 @@ export class Database {
 /** pg returns bigint as string and PGlite as number; the core always wants number. */
 export const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 /** Timestamps come back as text on both engines; the wire wants Unix ms. */
-export const ms = (v: unknown): number | null => (v === null || v === undefined ? null : new Date(v as string).getTime());
+export const ms = (v: unknown): number | null =>
+  v === null || v === undefined ? null : new Date(v as string).getTime();
 export const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));

@@ -1,5 +1,15 @@
 /** Socket errors: the database host cannot be reached, or the connection to it broke. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /**
  * SQLSTATEs of a server going away or not taking connections: 57P01 admin_shutdown (also sent on
  * an immediate stop), 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up, recovering),
@@ -17,6 +27,9 @@ const PG_CONNECTION_MESSAGES = [
   /^Client was closed and is not queryable$/,
   /^timeout exceeded when trying to connect$/,
   /^Query read timeout$/,
+  // SQLSTATE 55000 with this text: the database was closed to new connections (ALTER DATABASE …
+  // ALLOW_CONNECTIONS false, as during maintenance); it answers again once reopened.
+  /^database ".+" is not currently accepting connections$/,
 ];
 
 /**
@@ -28,7 +41,8 @@ export function isStorageUnavailable(err: unknown): boolean {
   let e: unknown = err;
   for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (NETWORK_CODES.has(code) || SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)))
+      return true;
     if (typeof message === 'string' && PG_CONNECTION_MESSAGES.some((re) => re.test(message))) return true;
     e = (e as { cause?: unknown }).cause;
   }

@@ -6,6 +6,7 @@ import type { SqlEntityManager } from '@mikro-orm/sql';
 import { mkdirSync } from 'node:fs';
 import { allEntities } from './entities/index.js';
 import { migrations } from './migrations/index.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 export type Orm = MikroORM;
 export type Em = SqlEntityManager;
@@ -16,6 +17,8 @@ export interface DatabaseTarget {
   pgliteDir?: string | undefined;
   poolMax?: number;
   debug?: boolean;
+  /** Who opens a PGlite directory (`serve`, `apply`, `migrate`): one process at a time, see data-dir-lock.ts. */
+  lockAs?: { command: string; resourcesDir: string | null };
 }
 
 /**
@@ -26,7 +29,14 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
   const common: Partial<Options> = {
     entities: allEntities,
     extensions: [Migrator],
-    migrations: { migrationsList: migrations, tableName: 'mikro_orm_migrations', transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    migrations: {
+      migrationsList: migrations,
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      silent: true,
+    },
     debug: target.debug ?? false,
     // Entities are plain data here; the identity map per fork is all the caching we want.
     allowGlobalContext: false,
@@ -34,7 +44,12 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
     discovery: { warnWhenNoEntities: true },
   };
   if (target.databaseUrl) {
-    return { ...common, driver: PostgreSqlDriver, clientUrl: target.databaseUrl, pool: { min: 0, max: target.poolMax ?? 10 } };
+    return {
+      ...common,
+      driver: PostgreSqlDriver,
+      clientUrl: target.databaseUrl,
+      pool: { min: 0, max: target.poolMax ?? 10 },
+    };
   }
   if (target.pgliteDir) mkdirSync(target.pgliteDir, { recursive: true });
   return {
@@ -46,7 +61,24 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
 }
 
 export async function openOrm(target: DatabaseTarget): Promise<Orm> {
-  return MikroORM.init(ormOptions(target));
+  if (target.databaseUrl || !target.pgliteDir) return MikroORM.init(ormOptions(target));
+  mkdirSync(target.pgliteDir, { recursive: true });
+  const release = lockDataDir(target.pgliteDir, target.lockAs ?? { command: 'serve', resourcesDir: null });
+  try {
+    const orm = await MikroORM.init(ormOptions(target));
+    const close = orm.close.bind(orm);
+    orm.close = async (force?: boolean) => {
+      try {
+        await close(force);
+      } finally {
+        release();
+      }
+    };
+    return orm;
+  } catch (err) {
+    release();
+    throw err;
+  }
 }
 
 /** Applies every pending migration; returns the names applied. */

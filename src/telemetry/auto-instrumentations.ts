@@ -13,7 +13,9 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  */
 export function autoInstrumentations() {
   return [
-    new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => QUIET_PATHS.has((req.url ?? '').split('?')[0] ?? '') }),
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => QUIET_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
+    }),
     new KoaInstrumentation(),
     new PgInstrumentation(),
     new IORedisInstrumentation(),

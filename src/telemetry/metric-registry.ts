@@ -8,29 +8,44 @@ export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'mailbox_process_' });
 
 export const httpRequests = new Counter({
-  name: 'mailbox_http_requests_total', help: 'HTTP requests by route template, method and status',
-  labelNames: ['route', 'method', 'status'] as const, registers: [registry],
+  name: 'mailbox_http_requests_total',
+  help: 'HTTP requests by route template, method and status',
+  labelNames: ['route', 'method', 'status'] as const,
+  registers: [registry],
 });
 export const httpDuration = new Histogram({
-  name: 'mailbox_http_request_duration_seconds', help: 'HTTP request latency by route template and method',
-  labelNames: ['route', 'method'] as const, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [registry],
+  name: 'mailbox_http_request_duration_seconds',
+  help: 'HTTP request latency by route template and method',
+  labelNames: ['route', 'method'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
 });
 export const smtpSessions = new Counter({
-  name: 'mailbox_smtp_sessions_total', help: 'SMTP sessions by listener (submission, mx) and outcome',
-  labelNames: ['listener', 'outcome'] as const, registers: [registry],
+  name: 'mailbox_smtp_sessions_total',
+  help: 'SMTP sessions by listener (submission, mx) and outcome',
+  labelNames: ['listener', 'outcome'] as const,
+  registers: [registry],
 });
 export const smtpMessages = new Counter({
-  name: 'mailbox_smtp_messages_total', help: 'SMTP DATA outcomes by listener and reply class',
-  labelNames: ['listener', 'outcome'] as const, registers: [registry],
+  name: 'mailbox_smtp_messages_total',
+  help: 'SMTP DATA outcomes by listener and reply class',
+  labelNames: ['listener', 'outcome'] as const,
+  registers: [registry],
 });
 export const deliveryOutcomes = new Counter({
-  name: 'mailbox_delivery_outcomes_total', help: 'Per-recipient delivery attempts by route (local, relay, mx) and result',
-  labelNames: ['route', 'result'] as const, registers: [registry],
+  name: 'mailbox_delivery_outcomes_total',
+  help: 'Per-recipient delivery attempts by route (local, relay, mx) and result',
+  labelNames: ['route', 'result'] as const,
+  registers: [registry],
 });
 export const socketsConnected = new Gauge({
-  name: 'mailbox_realtime_sockets_connected', help: 'Socket.IO connections open on this process', registers: [registry],
+  name: 'mailbox_realtime_sockets_connected',
+  help: 'Socket.IO connections open on this process',
+  registers: [registry],
 });
 export const eventsEmitted = new Counter({
-  name: 'mailbox_realtime_events_emitted_total', help: 'Events emitted to Socket.IO rooms by type',
-  labelNames: ['type'] as const, registers: [registry],
+  name: 'mailbox_realtime_events_emitted_total',
+  help: 'Events emitted to Socket.IO rooms by type',
+  labelNames: ['type'] as const,
+  registers: [registry],
 });

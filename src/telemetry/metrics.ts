@@ -2,25 +2,31 @@ import type Koa from 'koa';
 import { Counter, Gauge } from 'prom-client';
 import type { Services } from '../core/services.js';
 import { sql, ms, num } from '../storage/database.js';
-import { toAppError } from '../channels/http/envelope.js';
+import { toAppError } from '../core/error-mapping.js';
 import { httpDuration, httpRequests, registry } from './metric-registry.js';
 
 // Gauges computed when /metrics is scraped, from the database every replica shares: they are
 // cluster-wide values (every replica reports the same; aggregate with max(), not sum()).
 const queueDepth = new Gauge({
-  name: 'mailbox_outbox_queue_depth', help: 'Outbox jobs not yet finished: due (run_after passed) or scheduled (retry or lease pending)',
-  labelNames: ['state'] as const, registers: [registry],
+  name: 'mailbox_outbox_queue_depth',
+  help: 'Outbox jobs not yet finished: due (run_after passed) or scheduled (retry or lease pending)',
+  labelNames: ['state'] as const,
+  registers: [registry],
 });
 const queueAge = new Gauge({
-  name: 'mailbox_outbox_queue_oldest_age_seconds', help: 'Age of the oldest unfinished outbox job (0 when none)', registers: [registry],
+  name: 'mailbox_outbox_queue_oldest_age_seconds',
+  help: 'Age of the oldest unfinished outbox job (0 when none)',
+  registers: [registry],
 });
 const eventLogLag = new Gauge({
   name: 'mailbox_event_log_lag_seconds',
-  help: 'How far this process\'s live event feed (the event bus) trails the durable event log: newest logged event minus newest announced one',
+  help: "How far this process's live event feed (the event bus) trails the durable event log: newest logged event minus newest announced one",
   registers: [registry],
 });
 const collectErrors = new Counter({
-  name: 'mailbox_metrics_collect_errors_total', help: 'Scrapes whose database gauges could not be read (the gauges keep their last value)', registers: [registry],
+  name: 'mailbox_metrics_collect_errors_total',
+  help: 'Scrapes whose database gauges could not be read (the gauges keep their last value)',
+  registers: [registry],
 });
 
 /** Bounded label values: a client cannot grow the series count with made-up methods or paths. */
@@ -82,7 +88,9 @@ export function createMetrics(services: Services): { middleware: Koa.Middleware;
         // A scrape must answer even while the database is slow or down (process metrics still matter).
         await Promise.race([
           refreshDatabaseGauges(),
-          new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), SCRAPE_QUERY_TIMEOUT_MS); }),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('timeout')), SCRAPE_QUERY_TIMEOUT_MS);
+          }),
         ]);
       } catch {
         collectErrors.inc();

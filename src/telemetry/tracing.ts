@@ -22,7 +22,10 @@ export function tracesExportRequested(env: Record<string, string | undefined> = 
  * request gets a real W3C trace id for `tid`; spans are exported only when the standard
  * OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT variables ask for it (off by default).
  */
-export function startTracing(env: Record<string, string | undefined> = process.env, options: TracingOptions = {}): void {
+export function startTracing(
+  env: Record<string, string | undefined> = process.env,
+  options: TracingOptions = {},
+): void {
   if (sdk) return;
   const processors = options.spanProcessors ?? (tracesExportRequested(env) ? undefined : [new NoopSpanProcessor()]);
   sdk = new NodeSDK({
@@ -41,7 +44,11 @@ export async function stopTracing(): Promise<void> {
 export const tracer = () => trace.getTracer('mailbox-service');
 
 /** Runs `fn` in a server span continuing an incoming `traceparent`, if any. */
-export function withServerSpan<T>(name: string, headers: Record<string, unknown>, fn: (span: Span) => Promise<T>): Promise<T> {
+export function withServerSpan<T>(
+  name: string,
+  headers: Record<string, unknown>,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   const parent = propagation.extract(context.active(), headers);
   return tracer().startActiveSpan(name, { kind: SpanKind.SERVER }, parent, async (span) => {
     try {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
 import { startSmtpTestServer, submitter } from '../smtp/world.js';
-import { BLOB_REFERENCES, StorageSweeper } from '../../src/core/storage/storage-sweeper.js';
+import { BLOB_REFERENCES, StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
 import { ID_PREFIX, newId } from '../../src/core/ids.js';
 
 // The storage sweeper (issue 6, durability): orphan blobs a crash leaves between writing a blob
@@ -22,14 +22,20 @@ const upload = (server: TestServer, token: string, content: string) => {
 
 describe('BLOB_REFERENCES', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer(); });
-  afterAll(async () => { await server?.close(); });
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
 
   it('names every column of the schema that holds a blob key', async () => {
     const q = rowsOf(() => server);
     const columns = await q`select table_name, column_name from information_schema.columns
       where table_schema = current_schema() and column_name like '%blob%' order by table_name, column_name`;
-    expect(columns.map((c) => `${c.table_name}.${c.column_name}`).sort()).toEqual(BLOB_REFERENCES.map((r) => `${r.table}.${r.column}`).sort());
+    expect(columns.map((c) => `${c.table_name}.${c.column_name}`).sort()).toEqual(
+      BLOB_REFERENCES.map((r) => `${r.table}.${r.column}`).sort(),
+    );
   });
 });
 
@@ -42,25 +48,50 @@ describe.each(['fs', 'postgres'] as const)('storage sweeper, %s blob store', (st
     const domain = await server.createDomain(undefined, { sendRateLimitPerMinute: 10_000 });
     alice = await server.createMailbox(domain.token, `alice@${domain.name}`, 'Alice');
   });
-  afterAll(async () => { await server?.close(); });
+  afterAll(async () => {
+    await server?.close();
+  });
 
   /** The sweeper with its clock `aheadMs` in the future, so ages are tested without sleeping. */
-  const sweeperAt = (aheadMs: number) => new StorageSweeper(server.runtime.services.db, server.runtime.services.blobs,
-    { now: () => new Date(Date.now() + aheadMs) }, { orphanGraceMs: HOUR, uploadTtlMs: DAY });
-  const exists = (key: string) => server.runtime.services.blobs.get(key).then(() => true, () => false);
-  const referencedKeys = async () => (await q`select raw_blob_key as key from message where raw_blob_key is not null
-    union select blob_key from attachment`).map((r) => r.key as string);
+  const sweeperAt = (aheadMs: number) =>
+    new StorageSweeper(
+      server.runtime.services.db,
+      server.runtime.services.blobs,
+      { now: () => new Date(Date.now() + aheadMs) },
+      { orphanGraceMs: HOUR, uploadTtlMs: DAY },
+    );
+  const exists = (key: string) =>
+    server.runtime.services.blobs.get(key).then(
+      () => true,
+      () => false,
+    );
+  const referencedKeys = async () =>
+    (
+      await q`select raw_blob_key as key from message where raw_blob_key is not null
+    union select blob_key from attachment`
+    ).map((r) => r.key as string);
 
   it('keeps referenced blobs and young debris, deletes orphans past the grace and uploads past their TTL', async () => {
     expect(server.runtime.services.config.blobStore).toBe(store);
     // Referenced: an SMTP submission (raw message + attachment), an HTTP send with a claimed upload,
     // and an upload nobody sent yet.
     const mail = submitter(server, alice.address, alice.token);
-    const info = await mail.sendMail({ from: alice.address, to: 'x@example.invalid', subject: 'with raw', text: 'body', attachments: [{ filename: 'a.txt', content: 'smtp attachment' }] });
+    const info = await mail.sendMail({
+      from: alice.address,
+      to: 'x@example.invalid',
+      subject: 'with raw',
+      text: 'body',
+      attachments: [{ filename: 'a.txt', content: 'smtp attachment' }],
+    });
     mail.close();
     expect(info.response).toMatch(/^250 /);
     const claimed = await upload(server, alice.token, 'claimed upload');
-    const sent = await server.api(alice.token).post('/api/messages/send', sendBody('x@example.invalid', { attachmentIds: [claimed.body.data.attachmentUploadId] }));
+    const sent = await server
+      .api(alice.token)
+      .post(
+        '/api/messages/send',
+        sendBody('x@example.invalid', { attachmentIds: [claimed.body.data.attachmentUploadId] }),
+      );
     expect(sent.status).toBe(202);
     const unclaimed = await upload(server, alice.token, 'unclaimed upload');
     expect(unclaimed.status).toBe(201);
@@ -73,7 +104,10 @@ describe.each(['fs', 'postgres'] as const)('storage sweeper, %s blob store', (st
     await server.runtime.services.blobs.put(orphan, Buffer.from('never committed'));
     if (store === 'fs') {
       mkdirSync(path.join(server.dataDir, 'blobs', 'att'), { recursive: true });
-      writeFileSync(path.join(server.dataDir, 'blobs', 'att', `${newId(ID_PREFIX.attachment)}.0123456789ab.tmp`), 'half');
+      writeFileSync(
+        path.join(server.dataDir, 'blobs', 'att', `${newId(ID_PREFIX.attachment)}.0123456789ab.tmp`),
+        'half',
+      );
     }
 
     // Now everything is younger than the grace: an unreferenced young blob is exactly what a write
@@ -82,7 +116,11 @@ describe.each(['fs', 'postgres'] as const)('storage sweeper, %s blob store', (st
     expect(await exists(orphan)).toBe(true);
 
     // Past the grace: the orphan (and the temp file) go; every referenced blob stays.
-    expect(await sweeperAt(2 * HOUR).sweep()).toEqual({ expiredUploads: 0, orphanBlobs: 1, incompleteWrites: store === 'fs' ? 1 : 0 });
+    expect(await sweeperAt(2 * HOUR).sweep()).toEqual({
+      expiredUploads: 0,
+      orphanBlobs: 1,
+      incompleteWrites: store === 'fs' ? 1 : 0,
+    });
     expect(await exists(orphan)).toBe(false);
     for (const key of referenced) expect(await exists(key), key).toBe(true);
 
@@ -91,7 +129,12 @@ describe.each(['fs', 'postgres'] as const)('storage sweeper, %s blob store', (st
     expect(await sweeperAt(DAY + HOUR).sweep()).toEqual({ expiredUploads: 1, orphanBlobs: 0, incompleteWrites: 0 });
     expect(await q`select id from attachment where id = ${unclaimed.body.data.attachmentUploadId}`).toEqual([]);
     expect(await exists(row.blob_key)).toBe(false);
-    const late = await server.api(alice.token).post('/api/messages/send', sendBody('x@example.invalid', { attachmentIds: [unclaimed.body.data.attachmentUploadId] }));
+    const late = await server
+      .api(alice.token)
+      .post(
+        '/api/messages/send',
+        sendBody('x@example.invalid', { attachmentIds: [unclaimed.body.data.attachmentUploadId] }),
+      );
     expect(late.status).toBe(400);
     expect(late.body.errMsg).toMatch(/unknown, already used/);
     for (const key of referenced.filter((k) => k !== row.blob_key)) expect(await exists(key), key).toBe(true);
@@ -107,11 +150,21 @@ describe.each(['fs', 'postgres'] as const)('storage sweeper, %s blob store', (st
     let done = false;
     let sweeps = 0;
     // setImmediate between passes: PGlite answers in microtasks, so a bare loop would starve the sends.
-    const sweeping = (async () => { while (!done) { await sweeper.sweep(); sweeps++; await new Promise((r) => setImmediate(r)); } })();
-    const sends = await Promise.all(ids.map(async (id, i) => {
-      await new Promise((r) => setTimeout(r, i * 3));
-      return server.api(alice.token).post('/api/messages/send', sendBody('x@example.invalid', { subject: id, attachmentIds: [id] }));
-    }));
+    const sweeping = (async () => {
+      while (!done) {
+        await sweeper.sweep();
+        sweeps++;
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const sends = await Promise.all(
+      ids.map(async (id, i) => {
+        await new Promise((r) => setTimeout(r, i * 3));
+        return server
+          .api(alice.token)
+          .post('/api/messages/send', sendBody('x@example.invalid', { subject: id, attachmentIds: [id] }));
+      }),
+    );
     done = true;
     await sweeping;
     expect(sweeps).toBeGreaterThan(0);
@@ -138,12 +191,27 @@ describe.each(['fs', 'postgres'] as const)('storage sweeper, %s blob store', (st
 
 describe('storage sweeper on the worker role', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer({ roles: ['worker'], env: { STORAGE_SWEEP_INTERVAL: '100ms', BLOB_ORPHAN_GRACE: '0' } }); });
-  afterAll(async () => { await server?.close(); });
+  beforeAll(async () => {
+    server = await startTestServer({
+      roles: ['worker'],
+      env: { STORAGE_SWEEP_INTERVAL: '100ms', BLOB_ORPHAN_GRACE: '0' },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
 
   it('runs periodically with the configured grace', async () => {
     const key = `raw/${newId(ID_PREFIX.message)}`;
     await server.runtime.services.blobs.put(key, Buffer.from('orphan'));
-    await waitFor(() => server.runtime.services.blobs.get(key).then(() => false, () => true), 10_000, 'orphan swept');
+    await waitFor(
+      () =>
+        server.runtime.services.blobs.get(key).then(
+          () => false,
+          () => true,
+        ),
+      10_000,
+      'orphan swept',
+    );
   });
 });

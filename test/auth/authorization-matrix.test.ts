@@ -19,13 +19,22 @@ const mismatches: string[] = [];
 let checked = 0;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { SEND_RATE_LIMIT_PER_MINUTE: '100000' } });
+  // Every row replies to the same seeded sender: the loop guard's reply budget is not under test here.
+  server = await startTestServer({
+    env: {
+      SEND_RATE_LIMIT_PER_MINUTE: '100000',
+      AUTO_REPLY_LIMIT_PER_HOUR: '1000000',
+      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    },
+  });
   world = await createMatrixWorld(server);
 });
 afterAll(async () => {
   const unbuilt = Object.keys(routeFixtures).filter((k) => !allRoutes.some((r) => routeKey(r) === k));
-  console.log(`authorization matrix: ${allRoutes.length} routes, ${checked} rows checked, ${mismatches.length} mismatches`
-    + (unbuilt.length ? `; fixtures waiting for routes not yet in allRoutes: ${unbuilt.length}` : ''));
+  console.log(
+    `authorization matrix: ${allRoutes.length} routes, ${checked} rows checked, ${mismatches.length} mismatches` +
+      (unbuilt.length ? `; fixtures waiting for routes not yet in allRoutes: ${unbuilt.length}` : ''),
+  );
   await server?.close();
 });
 
@@ -45,7 +54,8 @@ describe('authorization matrix', () => {
         const res = await send(server, r.method, req, who.authorization);
         const want = row.expected === 'success' ? r.status : row.expected;
         checked++;
-        const envelopeOk = res.body?.code === res.status && (res.status < 400 ? res.body.errMsg === null : res.body.data === null);
+        const envelopeOk =
+          res.body?.code === res.status && (res.status < 400 ? res.body.errMsg === null : res.body.data === null);
         if (res.status !== want || !envelopeOk) {
           wrong.push(`${routeKey(r)} [${row.name}]: expected ${want}, got ${res.status} ${res.body?.errMsg ?? ''}`);
         }

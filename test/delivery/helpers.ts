@@ -14,10 +14,18 @@ export async function twoMailboxes(server: TestServer, opts: { sendRateLimitPerM
 export async function mailboxTokenWith(server: TestServer, mailboxId: string, scopes: Scope[]): Promise<string> {
   const services = server.runtime.services;
   const row = await services.db.one(sql<{ domain_id: string }>`select domain_id from mailbox where id = ${mailboxId}`);
-  const minted = await services.db.tx((trx) => services.tokens.mint(trx, {
-    kind: 'mailbox', domainId: row!.domain_id, mailboxId, name: 'limited', scopes,
-    expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'self', parentTokenId: null,
-  }));
+  const minted = await services.db.tx((trx) =>
+    services.tokenMinter.mint(trx, {
+      kind: 'mailbox',
+      domainId: row!.domain_id,
+      mailboxId,
+      name: 'limited',
+      scopes,
+      expiresAt: new Date(Date.now() + 86_400_000),
+      createdSource: 'self',
+      parentTokenId: null,
+    }),
+  );
   return minted.accessToken;
 }
 
@@ -25,10 +33,16 @@ export async function mailboxTokenWith(server: TestServer, mailboxId: string, sc
  * A tagged template over the test server's database (rows straight from storage, for assertions
  * the HTTP read side does not cover): `const q = rowsOf(() => server); await q\`select …\``.
  */
-export const rowsOf = (server: () => TestServer) => (text: TemplateStringsArray, ...values: unknown[]): Promise<any[]> =>
-  server().runtime.services.db.rows(sql<any>(text, ...values));
+export const rowsOf =
+  (server: () => TestServer) =>
+  (text: TemplateStringsArray, ...values: unknown[]): Promise<any[]> =>
+    server().runtime.services.db.rows(sql<any>(text, ...values));
 
-export async function waitFor<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -38,4 +52,9 @@ export async function waitFor<T>(probe: () => Promise<T | undefined | null | fal
   }
 }
 
-export const sendBody = (to: string | string[], extra: Record<string, unknown> = {}) => ({ toAddress: to, subject: 'Hello', bodyText: 'Hi there', ...extra });
+export const sendBody = (to: string | string[], extra: Record<string, unknown> = {}) => ({
+  toAddress: to,
+  subject: 'Hello',
+  bodyText: 'Hi there',
+  ...extra,
+});

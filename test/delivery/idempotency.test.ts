@@ -3,8 +3,12 @@ import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, twoMailboxes } from './helpers.js';
 
 let server: TestServer;
-beforeAll(async () => { server = await startTestServer(); });
-afterAll(async () => { await server?.close(); });
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
 const q = rowsOf(() => server);
 
 describe('Idempotency-Key on send and reply', () => {
@@ -41,7 +45,9 @@ describe('Idempotency-Key on send and reply', () => {
     const { a } = await twoMailboxes(server);
     const api = server.api(a.token);
     const key = { 'idempotency-key': 'race-1' };
-    const results = await Promise.all(Array.from({ length: 6 }, () => api.post('/api/messages/send', sendBody('x@external.example'), key)));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => api.post('/api/messages/send', sendBody('x@external.example'), key)),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(202));
     expect(new Set(results.map((r) => r.body.data.messageId)).size).toBe(1);
     const rows = await q`select count(*)::int as n from message where mailbox_id = ${a.mailboxId}`;
@@ -56,7 +62,9 @@ describe('Idempotency-Key on send and reply', () => {
     expect(upload.status).toBe(201);
     const body = sendBody('x@external.example', { attachmentIds: [upload.body.data.attachmentUploadId] });
     const key = { 'idempotency-key': 'race-att' };
-    const results = await Promise.all(Array.from({ length: 4 }, () => server.api(a.token).post('/api/messages/send', body, key)));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => server.api(a.token).post('/api/messages/send', body, key)),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(4).fill(202));
     expect(new Set(results.map((r) => r.body.data.messageId)).size).toBe(1);
   });
@@ -64,10 +72,16 @@ describe('Idempotency-Key on send and reply', () => {
   it('refuses a malformed key with 400 and a reply with a send key with 409', async () => {
     const { a } = await twoMailboxes(server);
     const api = server.api(a.token);
-    const bad = await api.post('/api/messages/send', sendBody('x@external.example'), { 'idempotency-key': 'x'.repeat(201) });
+    const bad = await api.post('/api/messages/send', sendBody('x@external.example'), {
+      'idempotency-key': 'x'.repeat(201),
+    });
     expect(bad.status).toBe(400);
     const sent = await api.post('/api/messages/send', sendBody('x@external.example'), { 'idempotency-key': 'k' });
-    const reply = await api.post(`/api/messages/${sent.body.data.messageId}/reply`, { bodyText: 'Hi there' }, { 'idempotency-key': 'k' });
+    const reply = await api.post(
+      `/api/messages/${sent.body.data.messageId}/reply`,
+      { bodyText: 'Hi there' },
+      { 'idempotency-key': 'k' },
+    );
     expect(reply.status).toBe(409);
     const replyKey = { 'idempotency-key': 'reply-k' };
     const r1 = await api.post(`/api/messages/${sent.body.data.messageId}/reply`, { bodyText: 'once' }, replyKey);

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { baseSubject, cleanMessageIds, inboundReferences, replyReferences, replySubject } from '../../src/core/delivery/threading.js';
-import { overallStatus } from '../../src/core/delivery/delivery-status.js';
-import { recipientsOf } from '../../src/core/delivery/outbound-store.js';
+import {
+  baseSubject,
+  cleanMessageIds,
+  inboundReferences,
+  replyReferences,
+  replySubject,
+} from '../../src/core/delivery/threading.js';
+import { overallStatus } from '../../src/core/delivery/outbound/delivery-status.js';
+import { recipientsOf } from '../../src/core/delivery/sending/outbound-store.js';
 import { sanitizeContentType, sanitizeFilename } from '../../src/core/attachments/attachment-meta.js';
 
 describe('threading rules', () => {
@@ -14,12 +20,18 @@ describe('threading rules', () => {
   });
 
   it('chains References as RFC 5322 §3.6.4 says, keeping only well-formed msg-ids', () => {
-    expect(replyReferences({ references: ['<a@x>', '<b@x>'], internetMessageId: '<c@x>' })).toEqual(['<a@x>', '<b@x>', '<c@x>']);
+    expect(replyReferences({ references: ['<a@x>', '<b@x>'], internetMessageId: '<c@x>' })).toEqual([
+      '<a@x>',
+      '<b@x>',
+      '<c@x>',
+    ]);
     expect(replyReferences({ references: [], internetMessageId: null })).toEqual([]);
     expect(inboundReferences('<p@x>', [])).toEqual(['<p@x>']);
     expect(inboundReferences('<p@x>', ['<a@x>', '<p@x>'])).toEqual(['<a@x>', '<p@x>']);
     expect(inboundReferences('<p@x>', ['<a@x>'])).toEqual(['<a@x>', '<p@x>']);
-    expect(cleanMessageIds(['junk', ' <a@x> ', '<a@x>', null, '<no-at>', `<${'x'.repeat(1000)}@y>`])).toEqual(['<a@x>']);
+    expect(cleanMessageIds(['junk', ' <a@x> ', '<a@x>', null, '<no-at>', `<${'x'.repeat(1000)}@y>`])).toEqual([
+      '<a@x>',
+    ]);
   });
 
   it('derives a message status from its recipients', () => {
@@ -32,7 +44,9 @@ describe('threading rules', () => {
 
   it('delivers each address once, To before Cc before Bcc', () => {
     expect(recipientsOf({ to: ['a@x.test'], cc: ['a@x.test', 'b@x.test'], bcc: ['b@x.test', 'c@x.test'] })).toEqual([
-      { address: 'a@x.test', kind: 'to' }, { address: 'b@x.test', kind: 'cc' }, { address: 'c@x.test', kind: 'bcc' },
+      { address: 'a@x.test', kind: 'to' },
+      { address: 'b@x.test', kind: 'cc' },
+      { address: 'c@x.test', kind: 'bcc' },
     ]);
   });
 });
@@ -54,7 +68,9 @@ describe('attachment metadata', () => {
 
   it('accepts a well-formed media type and drops its parameters', () => {
     expect(sanitizeContentType('Text/Plain; charset=utf-8')).toBe('text/plain');
-    expect(sanitizeContentType('application/vnd.openxmlformats-officedocument.wordprocessingml.document')).toBe('application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    expect(sanitizeContentType('application/vnd.openxmlformats-officedocument.wordprocessingml.document')).toBe(
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    );
     expect(sanitizeContentType('text/plain\r\nX-Evil: 1')).toBe('application/octet-stream');
     expect(sanitizeContentType(undefined)).toBe('application/octet-stream');
   });

@@ -13,13 +13,26 @@ let t: Tenants;
 const clock = new ManualClock();
 
 beforeAll(async () => {
-  server = await startTestServer({ clock, env: { EVENT_RETENTION_MAX_PER_MAILBOX: String(CAP), EVENT_RETENTION: '1h' } });
+  server = await startTestServer({
+    clock,
+    env: { EVENT_RETENTION_MAX_PER_MAILBOX: String(CAP), EVENT_RETENTION: '1h' },
+  });
   t = await createTenants(server);
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
-const get = (token: string, query: Record<string, string> = {}) => server.api(token).get(`/api/events?${new URLSearchParams(query)}`);
-const mailbox = async (local: string) => ({ ...(await server.createMailbox(t.X.token, `${local}-${Math.random().toString(36).slice(2, 8)}@${t.X.name}`)), domainId: t.X.domainId });
+const get = (token: string, query: Record<string, string | undefined> = {}) =>
+  server
+    .api(token)
+    .get(
+      `/api/events?${new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined))}`,
+    );
+const mailbox = async (local: string) => ({
+  ...(await server.createMailbox(t.X.token, `${local}-${Math.random().toString(36).slice(2, 8)}@${t.X.name}`)),
+  domainId: t.X.domainId,
+});
 
 describe('GET /api/events', () => {
   it('pages through the log in order, each event exactly once, with the wire shape of the hub', async () => {
@@ -39,18 +52,33 @@ describe('GET /api/events', () => {
     expect(seen).toEqual([1, 2, 3, 4]);
     expect(after).toBe('4');
     const tail = (await get(m.token, { after: '4' })).body.data;
-    expect(tail).toEqual({ items: [], lastEventId: '4', hasMore: false, resyncRequired: false, oldestEventId: '1', headEventId: '4' });
+    expect(tail).toEqual({
+      items: [],
+      lastEventId: '4',
+      hasMore: false,
+      resyncRequired: false,
+      oldestEventId: '1',
+      headEventId: '4',
+    });
   });
 
   it('serves the events real changes append (read state), with the log payload', async () => {
     const m = await mailbox('changes');
     const msg = await seedMessage(server, m);
-    expect((await server.api(m.token).put(`/api/messages/${msg.messageId}/read-state`, { isRead: true })).status).toBe(200);
+    expect((await server.api(m.token).put(`/api/messages/${msg.messageId}/read-state`, { isRead: true })).status).toBe(
+      200,
+    );
     const items = (await get(m.token)).body.data.items;
-    expect(items).toEqual([{
-      eventId: '1', type: 'message.read-state', mailboxId: m.mailboxId, mailboxAddress: m.address, occurredAtTs: clock.now().getTime(),
-      data: { messageId: msg.messageId, threadId: msg.threadId, isRead: true, readAtTs: clock.now().getTime() },
-    }]);
+    expect(items).toEqual([
+      {
+        eventId: '1',
+        type: 'message.read-state',
+        mailboxId: m.mailboxId,
+        mailboxAddress: m.address,
+        occurredAtTs: clock.now().getTime(),
+        data: { messageId: msg.messageId, threadId: msg.threadId, isRead: true, readAtTs: clock.now().getTime() },
+      },
+    ]);
   });
 
   it('starts at the oldest retained event when after is absent', async () => {
@@ -68,7 +96,12 @@ describe('GET /api/events', () => {
     expect((await server.runtime.services.events.sweep()).byCount).toBeGreaterThanOrEqual(12 - CAP);
     for (const after of ['0', '6']) {
       expect((await get(m.token, { after })).body.data).toEqual({
-        items: [], lastEventId: '12', hasMore: false, resyncRequired: true, oldestEventId: '8', headEventId: '12',
+        items: [],
+        lastEventId: '12',
+        hasMore: false,
+        resyncRequired: true,
+        oldestEventId: '8',
+        headEventId: '12',
       });
     }
     // Right at the cut nothing is missing.
@@ -80,8 +113,18 @@ describe('GET /api/events', () => {
     await appendEvents(server.runtime.services, m.mailboxId, 3);
     clock.advance(RETENTION_MS + 1000);
     await server.runtime.services.events.sweep();
-    expect((await get(m.token, { after: '1' })).body.data).toMatchObject({ items: [], resyncRequired: true, oldestEventId: null, headEventId: '3', lastEventId: '3' });
-    expect((await get(m.token, { after: '3' })).body.data).toMatchObject({ items: [], resyncRequired: false, lastEventId: '3' });
+    expect((await get(m.token, { after: '1' })).body.data).toMatchObject({
+      items: [],
+      resyncRequired: true,
+      oldestEventId: null,
+      headEventId: '3',
+      lastEventId: '3',
+    });
+    expect((await get(m.token, { after: '3' })).body.data).toMatchObject({
+      items: [],
+      resyncRequired: false,
+      lastEventId: '3',
+    });
     await appendEvents(server.runtime.services, m.mailboxId, 1);
     expect(seqs((await get(m.token, { after: '3' })).body.data.items)).toEqual([4]);
   });
@@ -89,7 +132,12 @@ describe('GET /api/events', () => {
   it('answers resyncRequired for an id the mailbox never issued', async () => {
     const m = await mailbox('ahead');
     await appendEvents(server.runtime.services, m.mailboxId, 2);
-    expect((await get(m.token, { after: '99' })).body.data).toMatchObject({ items: [], resyncRequired: true, headEventId: '2', lastEventId: '2' });
+    expect((await get(m.token, { after: '99' })).body.data).toMatchObject({
+      items: [],
+      resyncRequired: true,
+      headEventId: '2',
+      lastEventId: '2',
+    });
   });
 
   it('follows the mailbox rules of the message list', async () => {
@@ -99,14 +147,23 @@ describe('GET /api/events', () => {
     expect(own.length).toBeGreaterThanOrEqual(2);
     expect(own.every((e: { mailboxId: string }) => e.mailboxId === t.A1.mailboxId)).toBe(true);
     expect((await get(t.A1.token, { mailboxAddress: t.A1.address })).status).toBe(200);
-    expect((await get(t.X.token, { mailboxAddress: t.A2.address })).body.data.items.every((e: { mailboxId: string }) => e.mailboxId === t.A2.mailboxId)).toBe(true);
+    expect(
+      (await get(t.X.token, { mailboxAddress: t.A2.address })).body.data.items.every(
+        (e: { mailboxId: string }) => e.mailboxId === t.A2.mailboxId,
+      ),
+    ).toBe(true);
     expect((await get(t.X.token)).status).toBe(400); // domain token without mailboxAddress
     expect((await get(t.A1.token, { mailboxAddress: t.A2.address })).status).toBe(400); // mailbox token naming another
     expect((await get(t.A1.token, { mailboxAddress: 'bad address' })).status).toBe(400);
     expect((await get(t.Y.token, { mailboxAddress: t.A1.address })).status).toBe(404); // another domain's mailbox
     expect((await get(t.X.token, { mailboxAddress: `ghost@${t.X.name}` })).status).toBe(404);
     expect((await server.api().get('/api/events')).status).toBe(401);
-    const noRead = await mintToken(server, { kind: 'mailbox', domainId: t.X.domainId, mailboxId: t.A1.mailboxId, scopes: MAILBOX_TOKEN_SCOPES.filter((s) => s !== 'MailboxRead') });
+    const noRead = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: t.X.domainId,
+      mailboxId: t.A1.mailboxId,
+      scopes: MAILBOX_TOKEN_SCOPES.filter((s) => s !== 'MailboxRead'),
+    });
     expect((await get(noRead.token)).status).toBe(403);
   });
 

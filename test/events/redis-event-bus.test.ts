@@ -9,10 +9,17 @@ import { privateRedis, type PrivateRedis } from '../support/processes.js';
 // The Redis bus between two "processes" (two connections): delivery, isolation of the channel,
 // and what a Redis restart looks like to both sides. A private redis-server, so restarting it
 // disturbs nobody. Storage plays no part, so it runs in one engine project only.
-const event = (mailboxId: string, seq: number): MailboxEvent =>
-  ({ eventId: String(seq), type: 'message.received', mailboxId, mailboxAddress: 'a@x.test', occurredAtTs: 1, data: { n: seq } });
+const event = (mailboxId: string, seq: number): MailboxEvent => ({
+  eventId: String(seq),
+  type: 'message.received',
+  mailboxId,
+  mailboxAddress: 'a@x.test',
+  occurredAtTs: 1,
+  data: { n: seq },
+});
 const waitFor = async (check: () => boolean, ms = 5000) => {
-  for (const end = Date.now() + ms; !check(); await new Promise((r) => setTimeout(r, 20))) if (Date.now() > end) throw new Error('timed out');
+  for (const end = Date.now() + ms; !check(); await new Promise((r) => setTimeout(r, 20)))
+    if (Date.now() > end) throw new Error('timed out');
 };
 
 describe.skipIf(ENGINE !== 'postgres')('RedisEventBus', () => {
@@ -27,7 +34,9 @@ describe.skipIf(ENGINE !== 'postgres')('RedisEventBus', () => {
     buses.push(b);
     return b;
   };
-  beforeAll(async () => { redis = await privateRedis(); });
+  beforeAll(async () => {
+    redis = await privateRedis();
+  });
   afterAll(async () => {
     for (const b of buses) await b.close();
     for (const c of clients) c.disconnect();
@@ -52,7 +61,9 @@ describe.skipIf(ENGINE !== 'postgres')('RedisEventBus', () => {
     const got: MailboxEvent[] = [];
     let resumes = 0;
     subscriber.subscribe((e) => got.push(e));
-    subscriber.onResume(() => { resumes++; });
+    subscriber.onResume(() => {
+      resumes++;
+    });
     await new Promise((r) => setTimeout(r, 200));
     await redis.kill();
     await waitFor(() => clients.every((c) => c.status !== 'ready'));

@@ -2,17 +2,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 let server: TestServer;
-beforeAll(async () => { server = await startTestServer(); });
-afterAll(async () => { await server?.close(); });
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
 
 describe('POST /api/mailboxes', () => {
   it('creates a mailbox with a working bootstrap token (201)', async () => {
     const domain = await server.createDomain();
-    const res = await server.api(domain.token).post('/api/mailboxes', { address: `Agent@${domain.name}`, displayName: 'Agent' });
+    const res = await server
+      .api(domain.token)
+      .post('/api/mailboxes', { address: `Agent@${domain.name}`, displayName: 'Agent' });
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const d = res.body.data;
-    expect(d.mailbox).toEqual({ mailboxId: expect.stringMatching(/^mbx_/), address: `agent@${domain.name}`, displayName: 'Agent' });
+    expect(d.mailbox).toEqual({
+      mailboxId: expect.stringMatching(/^mbx_/),
+      address: `agent@${domain.name}`,
+      displayName: 'Agent',
+    });
     expect(d.initialAccessToken).toMatch(/^mbxm_/);
     expect(d.initialAccessTokenId).toMatch(/^tok_/);
     expect(d.initialAccessTokenExpiresAtTs).toBeGreaterThan(Date.now());

@@ -35,7 +35,17 @@ async function conflictCount(operation: string): Promise<number> {
 
 let plain: KubeClients;
 const touch = (name: string) => async () => {
-  await plain.custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: env.namespace, plural: 'domains', name, body: { metadata: { labels: { touched: 'yes' } } } }, MERGE_PATCH);
+  await plain.custom.patchNamespacedCustomObject(
+    {
+      group: GROUP,
+      version: VERSION,
+      namespace: env.namespace,
+      plural: 'domains',
+      name,
+      body: { metadata: { labels: { touched: 'yes' } } },
+    },
+    MERGE_PATCH,
+  );
 };
 
 beforeAll(async () => {
@@ -43,10 +53,12 @@ beforeAll(async () => {
   const custom = meddleOnce(plain.custom, 'patchNamespacedCustomObject', () => touch('raced')());
   env = await operatorEnv({ operator: { clients: { ...plain, custom } } });
 });
-afterAll(async () => { await env?.close(); });
+afterAll(async () => {
+  await env?.close();
+});
 
 describe(`conflicts and retries [${cluster.mode}]`, () => {
-  it('adds the finalizer after a 409 from a concurrent writer, and keeps that writer\'s change', async () => {
+  it("adds the finalizer after a 409 from a concurrent writer, and keeps that writer's change", async () => {
     const before = await conflictCount('finalizer.add');
     await env.create('Domain', 'raced', { domain: `raced-${Date.now().toString(36)}.test` });
     const domain = await env.ready('Domain', 'raced');
@@ -60,7 +72,11 @@ describe(`conflicts and retries [${cluster.mode}]`, () => {
     const ref = { kind: 'Domain' as const, namespace: env.namespace, name: 'raced', uid: owner.metadata.uid };
     const core = meddleOnce(plain.core, 'replaceNamespacedSecret', async () => {
       const s = await plain.core.readNamespacedSecret({ namespace: env.namespace, name: 'raced-extra' });
-      await plain.core.replaceNamespacedSecret({ namespace: env.namespace, name: 'raced-extra', body: { ...s, metadata: { ...s.metadata, labels: { ...s.metadata?.labels, other: 'writer' } } } });
+      await plain.core.replaceNamespacedSecret({
+        namespace: env.namespace,
+        name: 'raced-extra',
+        body: { ...s, metadata: { ...s.metadata, labels: { ...s.metadata?.labels, other: 'writer' } } },
+      });
     });
     const store = new KubernetesSecretStore(core);
     await store.put(env.namespace, 'raced-extra', { a: '1' }, ref);
@@ -75,14 +91,23 @@ describe(`conflicts and retries [${cluster.mode}]`, () => {
 
   it('refuses to take over a Secret another object controls', async () => {
     const store = new KubernetesSecretStore(plain.core);
-    await expect(store.put(env.namespace, 'raced-extra', { a: '4' }, { kind: 'Domain', namespace: env.namespace, name: 'other', uid: '00000000-0000-0000-0000-000000000001' }))
-      .rejects.toThrow(/controlled by Domain raced/);
+    await expect(
+      store.put(
+        env.namespace,
+        'raced-extra',
+        { a: '4' },
+        { kind: 'Domain', namespace: env.namespace, name: 'other', uid: '00000000-0000-0000-0000-000000000001' },
+      ),
+    ).rejects.toThrow(/controlled by Domain raced/);
   });
 
   it('retries a Mailbox declared before its Domain with backoff until the Domain exists', async () => {
     const domainName = `late-${Date.now().toString(36)}.test`;
     await env.create('Mailbox', 'early', { address: `early@${domainName}` });
-    await waitFor('DomainNotFound', async () => readyCondition(await env.get('Mailbox', 'early'))?.reason === 'DomainNotFound');
+    await waitFor(
+      'DomainNotFound',
+      async () => readyCondition(await env.get('Mailbox', 'early'))?.reason === 'DomainNotFound',
+    );
     await env.create('Domain', 'late', { domain: domainName });
     await env.ready('Mailbox', 'early');
   });

@@ -10,8 +10,12 @@ import type { OperatorHandle } from '../../operator/src/operator.js';
 
 const cluster = inject('k8sCluster');
 let env: OperatorEnv;
-beforeAll(async () => { env = await operatorEnv({ replicas: 2, operator: { timings: FAST_LEASE } }); });
-afterAll(async () => { await env?.close(); });
+beforeAll(async () => {
+  env = await operatorEnv({ replicas: 2, operator: { timings: FAST_LEASE } });
+});
+afterAll(async () => {
+  await env?.close();
+});
 
 const leaders = () => env.operators.filter((op) => op.isLeader);
 async function retire(op: OperatorHandle, release: boolean): Promise<void> {
@@ -26,7 +30,11 @@ describe(`leader election [${cluster.mode}]`, () => {
       expect(leaders()).toHaveLength(1);
       await new Promise((r) => setTimeout(r, 100));
     }
-    const lease = await kubeRequest(loadKubeConfig(cluster.kubeconfigPath), 'GET', `/apis/coordination.k8s.io/v1/namespaces/${env.namespace}/leases/mailbox-operator`);
+    const lease = await kubeRequest(
+      loadKubeConfig(cluster.kubeconfigPath),
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${env.namespace}/leases/mailbox-operator`,
+    );
     expect(lease.body.spec).toMatchObject({ holderIdentity: leader!.identity, leaseDurationSeconds: 4 });
     expect(lease.body.spec.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(lease.body.spec.acquireTime).toMatch(/\.\d{6}Z$/);
@@ -51,7 +59,9 @@ describe(`leader election [${cluster.mode}]`, () => {
     await waitFor('the standby leading', async () => standby.isLeader, 15_000);
     // Not before the dead leader's Lease ran out (4 s from its last renewal).
     expect(Date.now() - died).toBeGreaterThanOrEqual(FAST_LEASE.leaseDurationMs - FAST_LEASE.retryPeriodMs * 2 - 500);
-    await env.create('Mailbox', 'after-failover', { address: `after@${(await env.get('Domain', 'led'))!.spec!.domain as string}` });
+    await env.create('Mailbox', 'after-failover', {
+      address: `after@${(await env.get('Domain', 'led'))!.spec!.domain as string}`,
+    });
     await env.ready('Mailbox', 'after-failover');
     await waitFor('the new leader counting its reconciles', async () => standby.stats.reconciles > 0, 5_000);
   });

@@ -12,12 +12,22 @@ import { operatorEnv, readyCondition, waitFor, type OperatorEnv } from './suppor
 
 const cluster = inject('k8sCluster');
 let env: OperatorEnv;
-beforeAll(async () => { env = await operatorEnv(); });
-afterAll(async () => { await env?.close(); });
+beforeAll(async () => {
+  env = await operatorEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
 
 const db = () => env.operators[0]!.runtime.services.db;
-const tokens = () => env.operators[0]!.runtime.services.tokens;
-const authenticates = (token: string | undefined) => tokens().authenticate(token, null).then(() => true, () => false);
+const tokens = () => env.operators[0]!.runtime.services.tokenAuth;
+const authenticates = (token: string | undefined) =>
+  tokens()
+    .authenticate(token, null)
+    .then(
+      () => true,
+      () => false,
+    );
 
 describe(`operator lifecycle [${cluster.mode}]`, () => {
   const domainName = `op-${Date.now().toString(36)}.test`;
@@ -25,60 +35,124 @@ describe(`operator lifecycle [${cluster.mode}]`, () => {
   it('turns a Domain and a Mailbox into rows, owned token Secrets, status and Events', async () => {
     await env.create('Domain', 'example', { domain: domainName, sendRateLimitPerMinute: 30 });
     await env.putSecret('agent-password', { password: 'first-password-123' });
-    await env.create('Mailbox', 'agent', { address: `agent@${domainName}`, displayName: 'Agent', aliases: [`bot@${domainName}`], passwordSecretRef: { name: 'agent-password', key: 'password' } });
+    await env.create('Mailbox', 'agent', {
+      address: `agent@${domainName}`,
+      displayName: 'Agent',
+      aliases: [`bot@${domainName}`],
+      passwordSecretRef: { name: 'agent-password', key: 'password' },
+    });
 
     const domain = await env.ready('Domain', 'example');
     expect(domain.metadata.finalizers).toContain(FINALIZER);
-    expect(domain.status).toMatchObject({ observedGeneration: 1, domainId: expect.stringMatching(/^dom_/), tokenSecretName: 'example-domain-token' });
+    expect(domain.status).toMatchObject({
+      observedGeneration: 1,
+      domainId: expect.stringMatching(/^dom_/),
+      tokenSecretName: 'example-domain-token',
+    });
     expect(readyCondition(domain)).toMatchObject({ status: 'True', reason: 'Reconciled' });
 
     const mailbox = await env.ready('Mailbox', 'agent');
-    expect(mailbox.status).toMatchObject({ mailboxId: expect.stringMatching(/^mbx_/), domainId: domain.status!.domainId, tokenSecretName: 'agent-mailbox-token' });
+    expect(mailbox.status).toMatchObject({
+      mailboxId: expect.stringMatching(/^mbx_/),
+      domainId: domain.status!.domainId,
+      tokenSecretName: 'agent-mailbox-token',
+    });
 
     const domainSecret = (await env.secret('example-domain-token'))!;
     expect(Object.keys(domainSecret.data).sort()).toEqual(['accessToken', 'expiresAtTs', 'tokenId']);
-    expect(domainSecret.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'mailbox-service.dev/v1alpha1', kind: 'Domain', name: 'example', uid: domain.metadata.uid, controller: true, blockOwnerDeletion: true })]);
+    expect(domainSecret.ownerReferences).toEqual([
+      expect.objectContaining({
+        apiVersion: 'mailbox-service.dev/v1alpha1',
+        kind: 'Domain',
+        name: 'example',
+        uid: domain.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      }),
+    ]);
     expect(domainSecret.labels['app.kubernetes.io/managed-by']).toBe('mailbox-operator');
     expect(await authenticates(domainSecret.data.accessToken)).toBe(true);
     const mailboxSecret = (await env.secret('agent-mailbox-token'))!;
-    expect(mailboxSecret.ownerReferences[0]).toMatchObject({ kind: 'Mailbox', name: 'agent', uid: mailbox.metadata.uid, controller: true });
+    expect(mailboxSecret.ownerReferences[0]).toMatchObject({
+      kind: 'Mailbox',
+      name: 'agent',
+      uid: mailbox.metadata.uid,
+      controller: true,
+    });
     expect(await authenticates(mailboxSecret.data.accessToken)).toBe(true);
 
-    const row = await db().one(sql<{ address: string; display_name: string; password_hash: string; resource_key: string }>`
+    const row = await db().one(sql<{
+      address: string;
+      display_name: string;
+      password_hash: string;
+      resource_key: string;
+    }>`
       select address, display_name, password_hash, resource_key from mailbox where id = ${mailbox.status!.mailboxId as string}`);
-    expect(row).toMatchObject({ address: `agent@${domainName}`, display_name: 'Agent', resource_key: `${env.namespace}/agent` });
+    expect(row).toMatchObject({
+      address: `agent@${domainName}`,
+      display_name: 'Agent',
+      resource_key: `${env.namespace}/agent`,
+    });
     expect(await verifyPassword('first-password-123', row!.password_hash)).toBe(true);
-    const aliases = await db().rows(sql<{ address: string }>`select address from mailbox_alias where mailbox_id = ${mailbox.status!.mailboxId as string} and is_active`);
+    const aliases = await db().rows(
+      sql<{
+        address: string;
+      }>`select address from mailbox_alias where mailbox_id = ${mailbox.status!.mailboxId as string} and is_active`,
+    );
     expect(aliases.map((a) => a.address)).toEqual([`bot@${domainName}`]);
 
     const events = await waitFor('Reconciled and SecretWritten events', async () => {
       const list = await env.events('agent');
-      return list.some((e) => e.reason === 'Reconciled') && list.some((e) => e.reason === 'SecretWritten') ? list : null;
+      return list.some((e) => e.reason === 'Reconciled') && list.some((e) => e.reason === 'SecretWritten')
+        ? list
+        : null;
     });
-    expect(events.find((e) => e.reason === 'Reconciled')).toMatchObject({ type: 'Normal', source: { component: 'mailbox-operator' }, involvedObject: { kind: 'Mailbox', uid: mailbox.metadata.uid } });
+    expect(events.find((e) => e.reason === 'Reconciled')).toMatchObject({
+      type: 'Normal',
+      source: { component: 'mailbox-operator' },
+      involvedObject: { kind: 'Mailbox', uid: mailbox.metadata.uid },
+    });
   });
 
-  it('writes the Domain\'s DKIM key and DNS record into an owned Secret named in its status', async () => {
+  it("writes the Domain's DKIM key and DNS record into an owned Secret named in its status", async () => {
     const dkim = await waitFor('the DKIM Secret', () => env.secret('example-dkim'));
     const domain = (await env.get('Domain', 'example'))!;
     expect(Object.keys(dkim.data).sort()).toEqual(['dnsName', 'dnsValue', 'privateKey', 'publicKey', 'selector']);
     expect(dkim.data.dnsName).toBe(`${dkim.data.selector}._domainkey.${domainName}`);
     expect(dkim.data.dnsValue).toBe(`v=DKIM1; k=rsa; p=${dkim.data.publicKey}`);
     expect(dkim.data.privateKey).toContain('BEGIN PRIVATE KEY');
-    expect(dkim.ownerReferences).toEqual([expect.objectContaining({ kind: 'Domain', name: 'example', uid: domain.metadata.uid, controller: true })]);
+    expect(dkim.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Domain', name: 'example', uid: domain.metadata.uid, controller: true }),
+    ]);
     // The same key the service signs with.
-    expect((await env.operators[0]!.runtime.services.transport.dkim.record(domain.status!.domainId as string)).value).toBe(dkim.data.dnsValue);
-    await waitFor('status.dkimSecretName', async () => (await env.get('Domain', 'example'))!.status!.dkimSecretName === 'example-dkim');
+    expect(
+      (await env.operators[0]!.runtime.services.transport.dkim.record(domain.status!.domainId as string)).value,
+    ).toBe(dkim.data.dnsValue);
+    await waitFor(
+      'status.dkimSecretName',
+      async () => (await env.get('Domain', 'example'))!.status!.dkimSecretName === 'example-dkim',
+    );
   });
 
-  it.skipIf(cluster.mode === 'stand-in')('shows the status in the `kubectl get mailboxes` columns (server-side Table)', async () => {
-    const table = await kubeRequest(loadKubeConfig(cluster.kubeconfigPath), 'GET', `/apis/mailbox-service.dev/v1alpha1/namespaces/${env.namespace}/mailboxes`,
-      undefined, undefined, 'application/json;as=Table;v=v1;g=meta.k8s.io');
-    const columns = (table.body.columnDefinitions as Array<{ name: string; priority: number }>).filter((c) => !c.priority).map((c) => c.name);
-    expect(columns).toEqual(['Name', 'Address', 'Ready', 'Reason', 'Age']);
-    const row = (table.body.rows as Array<{ cells: unknown[] }>).find((r) => r.cells[0] === 'agent')!;
-    expect(row.cells.slice(1, 4)).toEqual([`agent@${domainName}`, 'True', 'Reconciled']);
-  });
+  it.skipIf(cluster.mode === 'stand-in')(
+    'shows the status in the `kubectl get mailboxes` columns (server-side Table)',
+    async () => {
+      const table = await kubeRequest(
+        loadKubeConfig(cluster.kubeconfigPath),
+        'GET',
+        `/apis/mailbox-service.dev/v1alpha1/namespaces/${env.namespace}/mailboxes`,
+        undefined,
+        undefined,
+        'application/json;as=Table;v=v1;g=meta.k8s.io',
+      );
+      const columns = (table.body.columnDefinitions as Array<{ name: string; priority: number }>)
+        .filter((c) => !c.priority)
+        .map((c) => c.name);
+      expect(columns).toEqual(['Name', 'Address', 'Ready', 'Reason', 'Age']);
+      const row = (table.body.rows as Array<{ cells: unknown[] }>).find((r) => r.cells[0] === 'agent')!;
+      expect(row.cells.slice(1, 4)).toEqual([`agent@${domainName}`, 'True', 'Reconciled']);
+    },
+  );
 
   it('converges on a spec change and reports the new generation', async () => {
     await env.patchSpec('Mailbox', 'agent', { displayName: 'Agent Two', aliases: [`helper@${domainName}`] });
@@ -87,8 +161,16 @@ describe(`operator lifecycle [${cluster.mode}]`, () => {
     const id = mailbox.status!.mailboxId as string;
     const row = await db().one(sql<{ display_name: string }>`select display_name from mailbox where id = ${id}`);
     expect(row!.display_name).toBe('Agent Two');
-    const aliases = await db().rows(sql<{ address: string; is_active: boolean }>`select address, is_active from mailbox_alias where mailbox_id = ${id} order by address`);
-    expect(aliases).toEqual([{ address: `bot@${domainName}`, is_active: false }, { address: `helper@${domainName}`, is_active: true }]);
+    const aliases = await db().rows(
+      sql<{
+        address: string;
+        is_active: boolean;
+      }>`select address, is_active from mailbox_alias where mailbox_id = ${id} order by address`,
+    );
+    expect(aliases).toEqual([
+      { address: `bot@${domainName}`, is_active: false },
+      { address: `helper@${domainName}`, is_active: true },
+    ]);
   });
 
   it('re-applies the password when its Secret changes, and re-writes a deleted token Secret', async () => {
@@ -113,8 +195,13 @@ describe(`operator lifecycle [${cluster.mode}]`, () => {
       const o = await env.get('Mailbox', 'stray');
       return readyCondition(o)?.reason === 'InvalidSpec' ? o : null;
     });
-    expect(readyCondition(obj)).toMatchObject({ status: 'False', message: expect.stringContaining("must be in the mailbox's domain") });
-    await waitFor('a Warning Event', async () => (await env.events('stray')).some((e) => e.type === 'Warning' && e.reason === 'InvalidSpec'));
+    expect(readyCondition(obj)).toMatchObject({
+      status: 'False',
+      message: expect.stringContaining("must be in the mailbox's domain"),
+    });
+    await waitFor('a Warning Event', async () =>
+      (await env.events('stray')).some((e) => e.type === 'Warning' && e.reason === 'InvalidSpec'),
+    );
     await env.patchSpec('Mailbox', 'stray', { aliases: [`stray2@${domainName}`] });
     expect((await env.ready('Mailbox', 'stray')).status!.observedGeneration).toBe(2);
   });
@@ -124,7 +211,11 @@ describe(`operator lifecycle [${cluster.mode}]`, () => {
     const token = (await env.secret('agent-mailbox-token'))!.data.accessToken;
     await env.remove('Mailbox', 'agent');
     await waitFor('the Mailbox gone', async () => (await env.get('Mailbox', 'agent')) === null);
-    const row = await db().one(sql<{ disabled_at: Date | null }>`select disabled_at from mailbox where id = ${mailbox.status!.mailboxId as string}`);
+    const row = await db().one(
+      sql<{
+        disabled_at: Date | null;
+      }>`select disabled_at from mailbox where id = ${mailbox.status!.mailboxId as string}`,
+    );
     expect(row!.disabled_at).not.toBeNull();
     expect(await authenticates(token)).toBe(false);
     expect(await env.secret('agent-mailbox-token')).toBeNull();

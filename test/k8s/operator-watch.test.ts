@@ -17,7 +17,10 @@ beforeAll(async () => {
     own = await startCluster();
     if (own.mode === 'real') await applyCrds(own.kubeconfigPath);
   }
-  env = await operatorEnv({ cluster: own ?? shared, operator: { timings: { leaseDurationMs: 60_000, renewDeadlineMs: 45_000, retryPeriodMs: 1_000 } } });
+  env = await operatorEnv({
+    cluster: own ?? shared,
+    operator: { timings: { leaseDurationMs: 60_000, renewDeadlineMs: 45_000, retryPeriodMs: 1_000 } },
+  });
   await waitFor('a leader', async () => env.operators[0]!.isLeader);
   await env.create('Domain', 'watched', { domain: domainName });
   await env.ready('Domain', 'watched');
@@ -28,17 +31,20 @@ afterAll(async () => {
 });
 
 describe(`watch restarts [${shared.mode}]`, () => {
-  it.skipIf(shared.mode === 'kubeconfig')('restarts its watches after the API server restarts and keeps reconciling', async () => {
-    const op = env.operators[0]!;
-    const source = op.source!;
-    const restartsBefore = source.mailboxes.stats.restarts + source.domains.stats.restarts;
-    await own!.restart!();
-    await env.create('Mailbox', 'after-restart', { address: `after@${domainName}` });
-    await env.ready('Mailbox', 'after-restart', 60_000);
-    expect(source.mailboxes.stats.restarts + source.domains.stats.restarts).toBeGreaterThan(restartsBefore);
-    expect(op.source).toBe(source); // the same leadership term: the informers recovered themselves
-    expect(op.stats.terms).toBe(1);
-  });
+  it.skipIf(shared.mode === 'kubeconfig')(
+    'restarts its watches after the API server restarts and keeps reconciling',
+    async () => {
+      const op = env.operators[0]!;
+      const source = op.source!;
+      const restartsBefore = source.mailboxes.stats.restarts + source.domains.stats.restarts;
+      await own!.restart!();
+      await env.create('Mailbox', 'after-restart', { address: `after@${domainName}` });
+      await env.ready('Mailbox', 'after-restart', 60_000);
+      expect(source.mailboxes.stats.restarts + source.domains.stats.restarts).toBeGreaterThan(restartsBefore);
+      expect(op.source).toBe(source); // the same leadership term: the informers recovered themselves
+      expect(op.stats.terms).toBe(1);
+    },
+  );
 
   it('relists after 410 Gone (a resourceVersion too old) and sees what changed meanwhile', async () => {
     const source = env.operators[0]!.source!;

@@ -16,7 +16,11 @@ let dy: Client; // domain token of Y (another tenant)
 beforeAll(async () => {
   server = await startTestServer();
   t = await createTenants(server);
-  [a1, dx, dy] = await Promise.all([mcpClient(server, t.A1.token), mcpClient(server, t.X.token), mcpClient(server, t.Y.token)]);
+  [a1, dx, dy] = await Promise.all([
+    mcpClient(server, t.A1.token),
+    mcpClient(server, t.X.token),
+    mcpClient(server, t.Y.token),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([a1, dx, dy].map((c) => c?.close()));
@@ -32,8 +36,12 @@ describe('list_messages', () => {
     expect(first).toEqual((await http(t.A1.token).get('/api/messages?limit=2')).body.data);
     expect(first.items).toHaveLength(2);
     const second = await ok(a1, 'list_messages', { limit: 2, cursor: first.nextCursor });
-    expect(second).toEqual((await http(t.A1.token).get(`/api/messages?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).body.data);
-    expect(await ok(a1, 'list_messages', { direction: 'outbound' })).toEqual((await http(t.A1.token).get('/api/messages?direction=outbound')).body.data);
+    expect(second).toEqual(
+      (await http(t.A1.token).get(`/api/messages?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).body.data,
+    );
+    expect(await ok(a1, 'list_messages', { direction: 'outbound' })).toEqual(
+      (await http(t.A1.token).get('/api/messages?direction=outbound')).body.data,
+    );
   });
 
   it('a domain token must name the mailbox (400), and may name any of its domain (equal to HTTP)', async () => {
@@ -59,13 +67,25 @@ describe('list_messages', () => {
   });
 
   it('a misspelt argument is a 400, not silently ignored', async () => {
-    expect(await fails(dx, 'list_messages', { mailboxAdress: t.A1.address })).toEqual({ code: 400, errMsg: 'arguments: Unrecognized key: "mailboxAdress"' });
+    expect(await fails(dx, 'list_messages', { mailboxAdress: t.A1.address })).toEqual({
+      code: 400,
+      errorCode: 'VALIDATION_FAILED',
+      errMsg: 'arguments: Unrecognized key: "mailboxAdress"',
+    });
   });
 
-  it('a foreign domain\'s mailbox is 404; a missing scope is 403', async () => {
-    sameError(await http(t.Y.token).get(`/api/messages?mailboxAddress=${t.A1.address}`), await fails(dy, 'list_messages', { mailboxAddress: t.A1.address }));
+  it("a foreign domain's mailbox is 404; a missing scope is 403", async () => {
+    sameError(
+      await http(t.Y.token).get(`/api/messages?mailboxAddress=${t.A1.address}`),
+      await fails(dy, 'list_messages', { mailboxAddress: t.A1.address }),
+    );
     expect((await fails(dy, 'list_messages', { mailboxAddress: t.A1.address })).code).toBe(404);
-    const { token } = await mintToken(server, { kind: 'mailbox', domainId: t.X.domainId, mailboxId: t.A1.mailboxId, scopes: ['MailboxSend'] });
+    const { token } = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: t.X.domainId,
+      mailboxId: t.A1.mailboxId,
+      scopes: ['MailboxSend'],
+    });
     const narrow = await mcpClient(server, token);
     const err = await fails(narrow, 'list_messages', {});
     expect(err.code).toBe(403);
@@ -77,21 +97,32 @@ describe('list_messages', () => {
 describe('get_message and get_thread', () => {
   it('equal GET /api/messages/{id} and GET /api/threads/{id}', async () => {
     const m = await seedMessage(server, t.A1, { subject: 'Detail' });
-    expect(await ok(a1, 'get_message', { messageId: m.messageId })).toEqual((await http(t.A1.token).get(`/api/messages/${m.messageId}`)).body.data);
-    expect(await ok(dx, 'get_message', { messageId: m.messageId })).toEqual((await http(t.X.token).get(`/api/messages/${m.messageId}`)).body.data);
-    expect(await ok(a1, 'get_thread', { threadId: m.threadId })).toEqual((await http(t.A1.token).get(`/api/threads/${m.threadId}`)).body.data);
+    expect(await ok(a1, 'get_message', { messageId: m.messageId })).toEqual(
+      (await http(t.A1.token).get(`/api/messages/${m.messageId}`)).body.data,
+    );
+    expect(await ok(dx, 'get_message', { messageId: m.messageId })).toEqual(
+      (await http(t.X.token).get(`/api/messages/${m.messageId}`)).body.data,
+    );
+    expect(await ok(a1, 'get_thread', { threadId: m.threadId })).toEqual(
+      (await http(t.A1.token).get(`/api/threads/${m.threadId}`)).body.data,
+    );
   });
 
-  it('another mailbox\'s or tenant\'s id is 404, like HTTP', async () => {
+  it("another mailbox's or tenant's id is 404, like HTTP", async () => {
     const other = await seedMessage(server, t.A2, { subject: 'Not yours' });
-    for (const [client, token] of [[a1, t.A1.token], [dy, t.Y.token]] as const) {
+    for (const [client, token] of [
+      [a1, t.A1.token],
+      [dy, t.Y.token],
+    ] as const) {
       const err = await fails(client, 'get_message', { messageId: other.messageId });
       expect(err.code).toBe(404);
       sameError(await http(token).get(`/api/messages/${other.messageId}`), err);
       expect((await fails(client, 'get_thread', { threadId: other.threadId })).code).toBe(404);
     }
     // Naming the wrong mailbox for a visible id: 404 as well.
-    expect((await fails(dx, 'get_message', { messageId: other.messageId, mailboxAddress: t.A1.address })).code).toBe(404);
+    expect((await fails(dx, 'get_message', { messageId: other.messageId, mailboxAddress: t.A1.address })).code).toBe(
+      404,
+    );
     expect((await fails(a1, 'get_message', {})).code).toBe(400);
   });
 });
@@ -100,14 +131,24 @@ describe('set_read_state and delete_messages', () => {
   it('mark read/unread like POST /api/messages/bulk-read-state; foreign ids fail per item with 404', async () => {
     const mine = await seedMessage(server, t.A1);
     const foreign = await seedMessage(server, t.B1);
-    const res = await ok(a1, 'set_read_state', { ids: [mine.messageId, foreign.messageId, mine.messageId], isRead: true });
+    const res = await ok(a1, 'set_read_state', {
+      ids: [mine.messageId, foreign.messageId, mine.messageId],
+      isRead: true,
+    });
     expect(res).toMatchObject({
       requestedCount: 2,
       succeededItems: [{ messageId: mine.messageId, isRead: true, readAtTs: expect.any(Number) }],
       failedItems: [{ messageId: foreign.messageId, code: 404, errMsg: expect.any(String) }],
     });
     // The same request over HTTP now changes nothing and answers the same (first readAtTs kept).
-    expect((await http(t.A1.token).post('/api/messages/bulk-read-state', { ids: [mine.messageId, foreign.messageId], isRead: true })).body.data).toEqual(res);
+    expect(
+      (
+        await http(t.A1.token).post('/api/messages/bulk-read-state', {
+          ids: [mine.messageId, foreign.messageId],
+          isRead: true,
+        })
+      ).body.data,
+    ).toEqual(res);
     const unread = await ok(a1, 'set_read_state', { ids: [mine.messageId], isRead: false });
     expect(unread.succeededItems[0]).toEqual({ messageId: mine.messageId, isRead: false, readAtTs: null });
     expect((await http(t.A1.token).get(`/api/messages/${mine.messageId}`)).body.data.isRead).toBe(false);
@@ -116,7 +157,11 @@ describe('set_read_state and delete_messages', () => {
   it('soft-delete like POST /api/messages/bulk-delete; again says alreadyDeleted; then hidden', async () => {
     const m = await seedMessage(server, t.A1, { subject: 'Delete me' });
     const first = await ok(a1, 'delete_messages', { ids: [m.messageId] });
-    expect(first).toMatchObject({ requestedCount: 1, succeededItems: [{ messageId: m.messageId, alreadyDeleted: false }], failedItems: [] });
+    expect(first).toMatchObject({
+      requestedCount: 1,
+      succeededItems: [{ messageId: m.messageId, alreadyDeleted: false }],
+      failedItems: [],
+    });
     const again = await ok(a1, 'delete_messages', { ids: [m.messageId] });
     expect(again).toEqual((await http(t.A1.token).post('/api/messages/bulk-delete', { ids: [m.messageId] })).body.data);
     expect(again.succeededItems[0]).toEqual({ ...first.succeededItems[0], alreadyDeleted: true });
@@ -126,9 +171,20 @@ describe('set_read_state and delete_messages', () => {
   });
 
   it('argument and scope errors match HTTP', async () => {
-    sameError(await http(t.A1.token).post('/api/messages/bulk-delete', { ids: [] }), await fails(a1, 'delete_messages', { ids: [] }));
-    sameError(await http(t.A1.token).post('/api/messages/bulk-read-state', { ids: ['x'] }), await fails(a1, 'set_read_state', { ids: ['x'] }));
-    const { token } = await mintToken(server, { kind: 'mailbox', domainId: t.X.domainId, mailboxId: t.A1.mailboxId, scopes: ['MailboxRead'] });
+    sameError(
+      await http(t.A1.token).post('/api/messages/bulk-delete', { ids: [] }),
+      await fails(a1, 'delete_messages', { ids: [] }),
+    );
+    sameError(
+      await http(t.A1.token).post('/api/messages/bulk-read-state', { ids: ['x'] }),
+      await fails(a1, 'set_read_state', { ids: ['x'] }),
+    );
+    const { token } = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: t.X.domainId,
+      mailboxId: t.A1.mailboxId,
+      scopes: ['MailboxRead'],
+    });
     const reader = await mcpClient(server, token);
     const m = await seedMessage(server, t.A1);
     const err = await fails(reader, 'delete_messages', { ids: [m.messageId] });

@@ -13,7 +13,10 @@ describe('route table order', () => {
     for (const r of allRoutes) router.register(r.path, [r.method], () => undefined);
     const shadowed = allRoutes
       .map((r) => ({ r, concrete: r.path.replace(/:([A-Za-z]+)/g, 'x_$1') }))
-      .map(({ r, concrete }) => ({ key: `${r.method} ${r.path}`, first: router.match(concrete, r.method).pathAndMethod[0]?.path }))
+      .map(({ r, concrete }) => ({
+        key: `${r.method} ${r.path}`,
+        first: router.match(concrete, r.method).pathAndMethod[0]?.path,
+      }))
       .filter(({ key, first }) => key.split(' ')[1] !== first)
       .map(({ key, first }) => `${key} is answered by ${first}`);
     expect(shadowed).toEqual([]);

@@ -15,7 +15,9 @@ let a1: Client;
 let dx: Client;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { MAX_ATTACHMENT_BYTES: String(MAX_ATTACHMENT_BYTES), SEND_RATE_LIMIT_PER_MINUTE: '1000' } });
+  server = await startTestServer({
+    env: { MAX_ATTACHMENT_BYTES: String(MAX_ATTACHMENT_BYTES), SEND_RATE_LIMIT_PER_MINUTE: '1000' },
+  });
   t = await createTenants(server);
   [a1, dx] = await Promise.all([mcpClient(server, t.A1.token), mcpClient(server, t.X.token)]);
 });
@@ -25,19 +27,38 @@ afterAll(async () => {
 });
 
 const http = (token: string) => server.api(token);
-const mail = (extra: Record<string, unknown> = {}) => ({ toAddress: 'someone@remote.example', subject: 'Hello', bodyText: 'Hi there', ...extra });
-const accepted = { messageId: expect.stringMatching(/^msg_/), threadId: expect.stringMatching(/^thr_/), status: 'queued', queuedAtTs: expect.any(Number) };
+const mail = (extra: Record<string, unknown> = {}) => ({
+  toAddress: 'someone@remote.example',
+  subject: 'Hello',
+  bodyText: 'Hi there',
+  ...extra,
+});
+const accepted = {
+  messageId: expect.stringMatching(/^msg_/),
+  threadId: expect.stringMatching(/^thr_/),
+  status: 'queued',
+  queuedAtTs: expect.any(Number),
+};
 
 describe('send_mail', () => {
   it('answers the 202 data of POST /api/messages/send; the message reads the same over both channels', async () => {
-    const res = await ok(a1, 'send_mail', mail({ toAddress: ['Someone@Remote.example', 'other@remote.example'], ccAddresses: ['cc@remote.example'] }));
+    const res = await ok(
+      a1,
+      'send_mail',
+      mail({ toAddress: ['Someone@Remote.example', 'other@remote.example'], ccAddresses: ['cc@remote.example'] }),
+    );
     const viaHttp = await http(t.A1.token).post('/api/messages/send', mail());
     expect(viaHttp.status).toBe(202);
     expect(res).toEqual(accepted);
     expect(Object.keys(res).sort()).toEqual(Object.keys(viaHttp.body.data).sort());
     const detail = await ok(a1, 'get_message', { messageId: res.messageId });
     expect(detail).toEqual((await http(t.A1.token).get(`/api/messages/${res.messageId}`)).body.data);
-    expect(detail).toMatchObject({ direction: 'outbound', toAddresses: ['someone@remote.example', 'other@remote.example'], ccAddresses: ['cc@remote.example'], deliveryStatus: 'queued' });
+    expect(detail).toMatchObject({
+      direction: 'outbound',
+      toAddresses: ['someone@remote.example', 'other@remote.example'],
+      ccAddresses: ['cc@remote.example'],
+      deliveryStatus: 'queued',
+    });
   });
 
   it('a domain token must give mailboxAddress (400) and may send for any mailbox of its domain', async () => {
@@ -47,7 +68,10 @@ describe('send_mail', () => {
     const res = await ok(dx, 'send_mail', mail({ mailboxAddress: t.A2.address }));
     expect((await http(t.X.token).get(`/api/messages/${res.messageId}`)).body.data.mailboxAddress).toBe(t.A2.address);
     // A mailbox token naming another mailbox: 400, as over HTTP.
-    sameError(await http(t.A1.token).post('/api/messages/send', mail({ mailboxAddress: t.A2.address })), await fails(a1, 'send_mail', mail({ mailboxAddress: t.A2.address })));
+    sameError(
+      await http(t.A1.token).post('/api/messages/send', mail({ mailboxAddress: t.A2.address })),
+      await fails(a1, 'send_mail', mail({ mailboxAddress: t.A2.address })),
+    );
   });
 
   it.each([
@@ -65,7 +89,12 @@ describe('send_mail', () => {
   });
 
   it('without MailboxSend: 403', async () => {
-    const { token } = await mintToken(server, { kind: 'mailbox', domainId: t.X.domainId, mailboxId: t.A1.mailboxId, scopes: ['MailboxRead'] });
+    const { token } = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: t.X.domainId,
+      mailboxId: t.A1.mailboxId,
+      scopes: ['MailboxRead'],
+    });
     const reader = await mcpClient(server, token);
     const err = await fails(reader, 'send_mail', mail());
     expect(err.code).toBe(403);
@@ -83,7 +112,10 @@ describe('idempotency and rate limit, shared with HTTP', () => {
     expect(viaHttp.body.data).toEqual(first);
     const conflict = await fails(a1, 'send_mail', mail({ subject: 'Different', idempotencyKey: key }));
     expect(conflict.code).toBe(409);
-    sameError(await http(t.A1.token).post('/api/messages/send', mail({ subject: 'Different' }), { 'idempotency-key': key }), conflict);
+    sameError(
+      await http(t.A1.token).post('/api/messages/send', mail({ subject: 'Different' }), { 'idempotency-key': key }),
+      conflict,
+    );
     expect((await fails(a1, 'send_mail', mail({ idempotencyKey: 'has space' }))).code).toBe(400);
   });
 
@@ -105,12 +137,16 @@ describe('idempotency and rate limit, shared with HTTP', () => {
 });
 
 describe('reply_message', () => {
-  it('answers like POST /api/messages/{id}/reply, in the parent\'s thread', async () => {
+  it("answers like POST /api/messages/{id}/reply, in the parent's thread", async () => {
     const parent = await seedMessage(server, t.A1, { subject: 'Question' });
     const res = await ok(a1, 'reply_message', { messageId: parent.messageId, bodyText: 'Answer' });
     expect(res).toEqual({ ...accepted, threadId: parent.threadId });
     const detail = await ok(a1, 'get_message', { messageId: res.messageId });
-    expect(detail).toMatchObject({ subject: 'Re: Question', toAddresses: ['sender@remote.example'], inReplyToMessageId: parent.messageId });
+    expect(detail).toMatchObject({
+      subject: 'Re: Question',
+      toAddresses: ['sender@remote.example'],
+      inReplyToMessageId: parent.messageId,
+    });
     const viaHttp = await http(t.A1.token).post(`/api/messages/${parent.messageId}/reply`, { bodyText: 'Answer' });
     expect(viaHttp.body.data.threadId).toBe(res.threadId);
   });
@@ -118,11 +154,23 @@ describe('reply_message', () => {
   it('domain token: mailboxAddress required (400), must own the parent (400); foreign ids 404', async () => {
     const parent = await seedMessage(server, t.A1);
     const body = { bodyText: 'x' };
-    sameError(await http(t.X.token).post(`/api/messages/${parent.messageId}/reply`, body), await fails(dx, 'reply_message', { messageId: parent.messageId, ...body }));
-    const mismatch = await fails(dx, 'reply_message', { messageId: parent.messageId, mailboxAddress: t.A2.address, ...body });
+    sameError(
+      await http(t.X.token).post(`/api/messages/${parent.messageId}/reply`, body),
+      await fails(dx, 'reply_message', { messageId: parent.messageId, ...body }),
+    );
+    const mismatch = await fails(dx, 'reply_message', {
+      messageId: parent.messageId,
+      mailboxAddress: t.A2.address,
+      ...body,
+    });
     expect(mismatch.code).toBe(400);
-    sameError(await http(t.X.token).post(`/api/messages/${parent.messageId}/reply`, { ...body, mailboxAddress: t.A2.address }), mismatch);
-    expect(await ok(dx, 'reply_message', { messageId: parent.messageId, mailboxAddress: t.A1.address, ...body })).toEqual(accepted);
+    sameError(
+      await http(t.X.token).post(`/api/messages/${parent.messageId}/reply`, { ...body, mailboxAddress: t.A2.address }),
+      mismatch,
+    );
+    expect(
+      await ok(dx, 'reply_message', { messageId: parent.messageId, mailboxAddress: t.A1.address, ...body }),
+    ).toEqual(accepted);
     const foreign = await seedMessage(server, t.B1);
     const notFound = await fails(a1, 'reply_message', { messageId: foreign.messageId, ...body });
     expect(notFound.code).toBe(404);
@@ -134,7 +182,11 @@ describe('upload_attachment', () => {
   const bytes = Buffer.from('hello attachment');
 
   it('answers like POST /api/messages/attachments; the upload can then be attached', async () => {
-    const up = await ok(a1, 'upload_attachment', { contentBase64: bytes.toString('base64'), filename: '../notes.txt', contentType: 'Text/Plain' });
+    const up = await ok(a1, 'upload_attachment', {
+      contentBase64: bytes.toString('base64'),
+      filename: '../notes.txt',
+      contentType: 'Text/Plain',
+    });
     const form = new FormData();
     form.set('file', new Blob([bytes], { type: 'Text/Plain' }), '../notes.txt');
     const viaHttp = await http(t.A1.token).raw('/api/messages/attachments', { method: 'POST', body: form });
@@ -143,32 +195,66 @@ describe('upload_attachment', () => {
     expect(up).toMatchObject({ filename: 'notes.txt', contentType: 'text/plain', sizeBytes: bytes.length });
     const sent = await ok(a1, 'send_mail', mail({ attachmentIds: [up.attachmentUploadId] }));
     const detail = await ok(a1, 'get_message', { messageId: sent.messageId });
-    expect(detail.attachments).toEqual([{ attachmentId: expect.any(String), filename: 'notes.txt', contentType: 'text/plain', sizeBytes: bytes.length }]);
+    expect(detail.attachments).toEqual([
+      { attachmentId: expect.any(String), filename: 'notes.txt', contentType: 'text/plain', sizeBytes: bytes.length },
+    ]);
     // Attached once: a second use is the same 400 as HTTP.
-    sameError(await http(t.A1.token).post('/api/messages/send', mail({ attachmentIds: [up.attachmentUploadId] })), await fails(a1, 'send_mail', mail({ attachmentIds: [up.attachmentUploadId] })));
+    sameError(
+      await http(t.A1.token).post('/api/messages/send', mail({ attachmentIds: [up.attachmentUploadId] })),
+      await fails(a1, 'send_mail', mail({ attachmentIds: [up.attachmentUploadId] })),
+    );
   });
 
   it('size cap (413), bad base64 (400), missing scope (403), domain token without mailboxAddress (400)', async () => {
-    const tooBig = await fails(a1, 'upload_attachment', { contentBase64: Buffer.alloc(MAX_ATTACHMENT_BYTES + 1).toString('base64'), filename: 'big.bin' });
+    const tooBig = await fails(a1, 'upload_attachment', {
+      contentBase64: Buffer.alloc(MAX_ATTACHMENT_BYTES + 1).toString('base64'),
+      filename: 'big.bin',
+    });
     expect(tooBig.code).toBe(413);
-    expect((await ok(a1, 'upload_attachment', { contentBase64: Buffer.alloc(MAX_ATTACHMENT_BYTES).toString('base64'), filename: 'max.bin' })).sizeBytes).toBe(MAX_ATTACHMENT_BYTES);
+    expect(
+      (
+        await ok(a1, 'upload_attachment', {
+          contentBase64: Buffer.alloc(MAX_ATTACHMENT_BYTES).toString('base64'),
+          filename: 'max.bin',
+        })
+      ).sizeBytes,
+    ).toBe(MAX_ATTACHMENT_BYTES);
     expect((await ok(a1, 'upload_attachment', { contentBase64: '', filename: 'empty.txt' })).sizeBytes).toBe(0);
     expect((await fails(a1, 'upload_attachment', { contentBase64: 'not base64!', filename: 'x' })).code).toBe(400);
-    const { token } = await mintToken(server, { kind: 'mailbox', domainId: t.X.domainId, mailboxId: t.A1.mailboxId, scopes: ['MailboxSend'] });
+    const { token } = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: t.X.domainId,
+      mailboxId: t.A1.mailboxId,
+      scopes: ['MailboxSend'],
+    });
     const sender = await mcpClient(server, token);
     expect((await fails(sender, 'upload_attachment', { contentBase64: 'aGk=', filename: 'x' })).code).toBe(403);
     await sender.close();
     expect((await fails(dx, 'upload_attachment', { contentBase64: 'aGk=', filename: 'x' })).code).toBe(400);
-    expect((await ok(dx, 'upload_attachment', { contentBase64: 'aGk=', filename: 'x', mailboxAddress: t.A2.address })).sizeBytes).toBe(2);
+    expect(
+      (await ok(dx, 'upload_attachment', { contentBase64: 'aGk=', filename: 'x', mailboxAddress: t.A2.address }))
+        .sizeBytes,
+    ).toBe(2);
   });
 });
 
 describe('request size', () => {
   it('a body beyond base64(MAX_ATTACHMENT_BYTES) + MAX_JSON_BYTES is refused with 413 before parsing', async () => {
-    const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'upload_attachment', arguments: { filename: 'x', contentBase64: 'A'.repeat(2 * 1024 * 1024) } } });
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'upload_attachment', arguments: { filename: 'x', contentBase64: 'A'.repeat(2 * 1024 * 1024) } },
+    });
     const res = await fetch(`${server.url}/mcp`, {
-      method: 'POST', body: huge,
-      headers: { authorization: `Bearer ${t.A1.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      method: 'POST',
+      body: huge,
+      headers: {
+        authorization: `Bearer ${t.A1.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
     });
     expect(res.status).toBe(413);
   });

@@ -11,7 +11,9 @@ type Box = Awaited<ReturnType<TestServer['createMailbox']>>;
 
 let server: TestServer;
 let domain: Awaited<ReturnType<TestServer['createDomain']>>;
-let alice: Box; let bob: Box; let carol: Box;
+let alice: Box;
+let bob: Box;
+let carol: Box;
 let bobMcp: Client;
 
 beforeAll(async () => {
@@ -29,15 +31,22 @@ afterAll(async () => {
 
 const http = (token: string) => server.api(token);
 const sendTo = async (from: Box, to: Box, subject: string) => {
-  const res = await http(from.token).post('/api/messages/send', { toAddress: to.address, subject, bodyText: `Body of ${subject}` });
+  const res = await http(from.token).post('/api/messages/send', {
+    toAddress: to.address,
+    subject,
+    bodyText: `Body of ${subject}`,
+  });
   expect(res.status).toBe(202);
   return res.body.data as { messageId: string };
 };
 /** The current position of a mailbox's event log: a wait with timeoutMs 0 only looks once. */
-const now = async (client: Client = bobMcp, args: Record<string, unknown> = {}) => (await ok(client, 'wait_for_message', { timeoutMs: 0, ...args })).eventId as string;
+const now = async (client: Client = bobMcp, args: Record<string, unknown> = {}) =>
+  (await ok(client, 'wait_for_message', { timeoutMs: 0, ...args })).eventId as string;
 /** The inbound copy (in `box`) of a message whose subject is unique. */
 const inboundSummary = async (box: Box, subject: string) =>
-  ((await http(box.token).get('/api/messages?direction=inbound&limit=200')).body.data.items as any[]).find((m) => m.subject === subject);
+  ((await http(box.token).get('/api/messages?direction=inbound&limit=200')).body.data.items as any[]).find(
+    (m) => m.subject === subject,
+  );
 
 describe('wait_for_message', () => {
   it('returns as soon as a matching message arrives, as the summary list_messages shows', async () => {
@@ -52,7 +61,12 @@ describe('wait_for_message', () => {
     expect(res).toMatchObject({ timedOut: false, eventId: expect.stringMatching(/^\d+$/) });
     expect(Number(res.eventId)).toBeGreaterThan(Number(since));
     expect(res.message).toEqual(await inboundSummary(bob, 'Welcome aboard'));
-    expect(res.message).toMatchObject({ direction: 'inbound', fromAddress: alice.address, mailboxAddress: bob.address, isRead: false });
+    expect(res.message).toMatchObject({
+      direction: 'inbound',
+      fromAddress: alice.address,
+      mailboxAddress: bob.address,
+      isRead: false,
+    });
   });
 
   it('without sinceEventId, counts only mail arriving after the call', async () => {
@@ -67,7 +81,11 @@ describe('wait_for_message', () => {
   it('times out cleanly with message null and the position to continue from', async () => {
     const since = await now();
     const started = Date.now();
-    const res = await ok(bobMcp, 'wait_for_message', { sinceEventId: since, timeoutMs: 300, subjectContains: 'never sent' });
+    const res = await ok(bobMcp, 'wait_for_message', {
+      sinceEventId: since,
+      timeoutMs: 300,
+      subjectContains: 'never sent',
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(res).toEqual({ message: null, eventId: since, timedOut: true });
   });
@@ -80,25 +98,55 @@ describe('wait_for_message', () => {
     await waitUntilArrived(bob, 'Your verification code 222222');
 
     // Already in the log after `since`: answered at once, oldest match first.
-    const first = await ok(bobMcp, 'wait_for_message', { sinceEventId: since, subjectContains: 'verification code', timeoutMs: 5_000 });
+    const first = await ok(bobMcp, 'wait_for_message', {
+      sinceEventId: since,
+      subjectContains: 'verification code',
+      timeoutMs: 5_000,
+    });
     expect(first.message.subject).toBe('Your verification CODE 111111');
-    const second = await ok(bobMcp, 'wait_for_message', { sinceEventId: first.eventId, subjectContains: 'verification code', timeoutMs: 5_000 });
+    const second = await ok(bobMcp, 'wait_for_message', {
+      sinceEventId: first.eventId,
+      subjectContains: 'verification code',
+      timeoutMs: 5_000,
+    });
     expect(second.message.subject).toBe('Your verification code 222222');
-    const none = await ok(bobMcp, 'wait_for_message', { sinceEventId: second.eventId, subjectContains: 'verification code', timeoutMs: 100 });
+    const none = await ok(bobMcp, 'wait_for_message', {
+      sinceEventId: second.eventId,
+      subjectContains: 'verification code',
+      timeoutMs: 100,
+    });
     expect(none).toMatchObject({ message: null, timedOut: true });
     expect(Number(none.eventId)).toBeGreaterThanOrEqual(Number(second.eventId));
 
     // from matches the address or the sender's name, case-insensitively.
-    expect((await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'CAROL@', timeoutMs: 1_000 })).message.fromAddress).toBe(carol.address);
-    expect((await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'carol sender', timeoutMs: 1_000 })).message.fromAddress).toBe(carol.address);
-    expect((await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: alice.address, subjectContains: 'code', timeoutMs: 1_000 })).message.subject)
-      .toBe('Your verification code 222222');
+    expect(
+      (await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'CAROL@', timeoutMs: 1_000 })).message
+        .fromAddress,
+    ).toBe(carol.address);
+    expect(
+      (await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'carol sender', timeoutMs: 1_000 })).message
+        .fromAddress,
+    ).toBe(carol.address);
+    expect(
+      (
+        await ok(bobMcp, 'wait_for_message', {
+          sinceEventId: since,
+          from: alice.address,
+          subjectContains: 'code',
+          timeoutMs: 1_000,
+        })
+      ).message.subject,
+    ).toBe('Your verification code 222222');
 
     // direction outbound: what this mailbox sent.
     const aliceMcp = await mcpClient(server, alice.token);
     const aliceSince = await now(aliceMcp, { direction: 'outbound' });
     const sent = await sendTo(alice, carol, 'Outbound one');
-    const out = await ok(aliceMcp, 'wait_for_message', { direction: 'outbound', sinceEventId: aliceSince, timeoutMs: 5_000 });
+    const out = await ok(aliceMcp, 'wait_for_message', {
+      direction: 'outbound',
+      sinceEventId: aliceSince,
+      timeoutMs: 5_000,
+    });
     expect(out.message).toMatchObject({ messageId: sent.messageId, direction: 'outbound', subject: 'Outbound one' });
     await aliceMcp.close();
   });
@@ -108,7 +156,11 @@ describe('wait_for_message', () => {
     await sendTo(alice, bob, 'Deleted before read');
     const copy = await waitUntilArrived(bob, 'Deleted before read');
     await http(bob.token).delete(`/api/messages/${copy.messageId}`);
-    const res = await ok(bobMcp, 'wait_for_message', { sinceEventId: since, subjectContains: 'Deleted before read', timeoutMs: 200 });
+    const res = await ok(bobMcp, 'wait_for_message', {
+      sinceEventId: since,
+      subjectContains: 'Deleted before read',
+      timeoutMs: 200,
+    });
     expect(res).toMatchObject({ message: null, timedOut: true });
   });
 
@@ -132,13 +184,23 @@ describe('wait_for_message', () => {
 
   it('domain token: mailboxAddress required (400), foreign mailbox 404; missing MailboxRead 403', async () => {
     const domainMcp = await mcpClient(server, domain.token);
-    sameError(await http(domain.token).get('/api/messages/wait?timeoutMs=0'), await fails(domainMcp, 'wait_for_message', { timeoutMs: 0 }));
+    sameError(
+      await http(domain.token).get('/api/messages/wait?timeoutMs=0'),
+      await fails(domainMcp, 'wait_for_message', { timeoutMs: 0 }),
+    );
     expect((await fails(domainMcp, 'wait_for_message', { timeoutMs: 0 })).code).toBe(400);
-    expect((await ok(domainMcp, 'wait_for_message', { timeoutMs: 0, mailboxAddress: bob.address })).timedOut).toBe(true);
+    expect((await ok(domainMcp, 'wait_for_message', { timeoutMs: 0, mailboxAddress: bob.address })).timedOut).toBe(
+      true,
+    );
     const other = await server.createDomain();
     const otherMcp = await mcpClient(server, other.token);
     expect((await fails(otherMcp, 'wait_for_message', { timeoutMs: 0, mailboxAddress: bob.address })).code).toBe(404);
-    const { token } = await mintToken(server, { kind: 'mailbox', domainId: domain.domainId, mailboxId: bob.mailboxId, scopes: ['MailboxSend'] });
+    const { token } = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: domain.domainId,
+      mailboxId: bob.mailboxId,
+      scopes: ['MailboxSend'],
+    });
     const sender = await mcpClient(server, token);
     const err = await fails(sender, 'wait_for_message', { timeoutMs: 0 });
     expect(err.code).toBe(403);
@@ -157,7 +219,9 @@ describe('GET /api/messages/wait', () => {
   it('long-polls until the message arrives and answers what the MCP tool answers', async () => {
     const since = (await http(bob.token).get('/api/messages/wait?timeoutMs=0')).body.data.eventId;
     const started = Date.now();
-    const waiting = http(bob.token).get(`/api/messages/wait?sinceEventId=${since}&from=alice&subjectContains=invoice&timeoutMs=20000`);
+    const waiting = http(bob.token).get(
+      `/api/messages/wait?sinceEventId=${since}&from=alice&subjectContains=invoice&timeoutMs=20000`,
+    );
     await new Promise((r) => setTimeout(r, 200));
     await sendTo(carol, bob, 'Invoice from carol');
     await sendTo(alice, bob, 'Invoice from alice');
@@ -165,7 +229,14 @@ describe('GET /api/messages/wait', () => {
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(res.status).toBe(200);
     expect(res.body.data.message).toEqual(await inboundSummary(bob, 'Invoice from alice'));
-    expect(res.body.data).toEqual(await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'alice', subjectContains: 'invoice', timeoutMs: 1_000 }));
+    expect(res.body.data).toEqual(
+      await ok(bobMcp, 'wait_for_message', {
+        sinceEventId: since,
+        from: 'alice',
+        subjectContains: 'invoice',
+        timeoutMs: 1_000,
+      }),
+    );
   });
 
   it('times out with 200 and timedOut true', async () => {
@@ -177,7 +248,10 @@ describe('GET /api/messages/wait', () => {
   it('stops waiting (and unsubscribes) when the client goes away', async () => {
     const waits = countWaiters();
     const controller = new AbortController();
-    const request = fetch(`${server.url}/api/messages/wait?timeoutMs=20000`, { headers: { authorization: `Bearer ${bob.token}` }, signal: controller.signal });
+    const request = fetch(`${server.url}/api/messages/wait?timeoutMs=20000`, {
+      headers: { authorization: `Bearer ${bob.token}` },
+      signal: controller.signal,
+    });
     await until(() => waits.active === 1);
     controller.abort();
     await expect(request).rejects.toThrow();
@@ -225,11 +299,19 @@ describe('ending wait_for_message early', () => {
 function countWaiters() {
   const bus = server.runtime.services.bus;
   const original = bus.subscribe;
-  const counter = { active: 0, restore: () => { bus.subscribe = original; } };
+  const counter = {
+    active: 0,
+    restore: () => {
+      bus.subscribe = original;
+    },
+  };
   bus.subscribe = (listener) => {
     counter.active++;
     const off = original.call(bus, listener);
-    return () => { counter.active--; off(); };
+    return () => {
+      counter.active--;
+      off();
+    };
   };
   return counter;
 }

@@ -12,12 +12,16 @@ beforeAll(async () => {
   a1 = await seedMany(server, 12, { mailboxId: t.a1.mailboxId });
   a2 = await seedMany(server, 12, { mailboxId: t.a2.mailboxId, direction: 'outbound' });
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 describe('concurrent changes', () => {
   it('deletes a message exactly once when the same DELETE races with itself', async () => {
     const target = a1[0]!;
-    const results = await Promise.all(Array.from({ length: 6 }, () => server.api(t.a1.token).delete(`/api/messages/${target.messageId}`)));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => server.api(t.a1.token).delete(`/api/messages/${target.messageId}`)),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
     const fresh = results.filter((r) => r.body.data.alreadyDeleted === false);
     expect(fresh).toHaveLength(1);
@@ -27,7 +31,12 @@ describe('concurrent changes', () => {
   });
 
   it('runs overlapping bulk calls over two mailboxes in opposite orders without deadlock, counters exact', async () => {
-    const pairs = Array.from({ length: 5 }, (_, i) => [a1[i + 1]!.messageId, a2[i]!.messageId, a1[i + 2]!.messageId, a2[i + 1]!.messageId]);
+    const pairs = Array.from({ length: 5 }, (_, i) => [
+      a1[i + 1]!.messageId,
+      a2[i]!.messageId,
+      a1[i + 2]!.messageId,
+      a2[i + 1]!.messageId,
+    ]);
     const api = server.api(t.domA.token);
     const calls = pairs.flatMap((ids) => [
       api.post('/api/messages/bulk-delete', { ids }),

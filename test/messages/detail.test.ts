@@ -15,43 +15,110 @@ beforeAll(async () => {
   t = await twoTenants(server);
   const at = Date.now() - 60_000;
   inbound = await seedMessage(server, {
-    mailboxId: t.a1.mailboxId, subject: 'Plans', fromAddress: 'ann@remote.test', fromDisplayName: 'Ann',
-    to: [t.a1.address, 'other@remote.test'], cc: ['cc@remote.test'], bcc: ['hidden@remote.test'],
-    bodyText: 'See attached.', bodyHtml: '<p>See attached.</p>', rawBlobKey: 'raw/x', createdAt: new Date(at),
-    attachments: [{ filename: 'plan.pdf', contentType: 'application/pdf', sizeBytes: 1234 }, { filename: 'b.txt', contentType: 'text/plain', sizeBytes: 5 }],
+    mailboxId: t.a1.mailboxId,
+    subject: 'Plans',
+    fromAddress: 'ann@remote.test',
+    fromDisplayName: 'Ann',
+    to: [t.a1.address, 'other@remote.test'],
+    cc: ['cc@remote.test'],
+    bcc: ['hidden@remote.test'],
+    bodyText: 'See attached.',
+    bodyHtml: '<p>See attached.</p>',
+    rawBlobKey: 'raw/x',
+    createdAt: new Date(at),
+    attachments: [
+      { filename: 'plan.pdf', contentType: 'application/pdf', sizeBytes: 1234 },
+      { filename: 'b.txt', contentType: 'text/plain', sizeBytes: 5 },
+    ],
   });
   outbound = await seedMessage(server, {
-    mailboxId: t.a1.mailboxId, direction: 'outbound', threadId: inbound.threadId, subject: 'Re: Plans', to: ['ann@remote.test'],
-    bcc: ['boss@remote.test'], inReplyToMessageId: inbound.messageId, createdAt: new Date(at + 1000), deliveryStatus: 'deferred',
+    mailboxId: t.a1.mailboxId,
+    direction: 'outbound',
+    threadId: inbound.threadId,
+    subject: 'Re: Plans',
+    to: ['ann@remote.test'],
+    bcc: ['boss@remote.test'],
+    inReplyToMessageId: inbound.messageId,
+    createdAt: new Date(at + 1000),
+    deliveryStatus: 'deferred',
     recipients: [
-      { address: 'boss@remote.test', kind: 'bcc', status: 'delivered', attempts: 1, remoteReply: '250 ok', deliveredAt: new Date(at + 2000) },
+      {
+        address: 'boss@remote.test',
+        kind: 'bcc',
+        status: 'delivered',
+        attempts: 1,
+        remoteReply: '250 ok',
+        deliveredAt: new Date(at + 2000),
+      },
       { address: 'ann@remote.test', kind: 'to', status: 'deferred', attempts: 2, remoteReply: '451 try later' },
     ],
   });
-  deleted = await seedMessage(server, { mailboxId: t.a1.mailboxId, threadId: inbound.threadId, createdAt: new Date(at + 1500), deletedAt: new Date() });
-  reply = await seedMessage(server, { mailboxId: t.a1.mailboxId, threadId: inbound.threadId, subject: 'Re: Re: Plans', createdAt: new Date(at + 3000) });
+  deleted = await seedMessage(server, {
+    mailboxId: t.a1.mailboxId,
+    threadId: inbound.threadId,
+    createdAt: new Date(at + 1500),
+    deletedAt: new Date(),
+  });
+  reply = await seedMessage(server, {
+    mailboxId: t.a1.mailboxId,
+    threadId: inbound.threadId,
+    subject: 'Re: Re: Plans',
+    createdAt: new Date(at + 3000),
+  });
   a2msg = await seedMessage(server, { mailboxId: t.a2.mailboxId, subject: 'a2' });
   b1msg = await seedMessage(server, { mailboxId: t.b1.mailboxId, subject: 'b1' });
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 describe('GET /api/messages/:messageId', () => {
   it('returns the inbound detail without Bcc and without deliveries', async () => {
     const res = await server.api(t.a1.token).get(`/api/messages/${inbound.messageId}`);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
-      messageId: inbound.messageId, receiptId: inbound.messageId, threadId: inbound.threadId, mailboxId: t.a1.mailboxId,
-      direction: 'inbound', subject: 'Plans', fromAddress: 'ann@remote.test', fromDisplayName: 'Ann', toAddress: t.a1.address,
-      mailboxAddress: t.a1.address, attachmentCount: 2, isRead: false, readAtTs: null,
-      createdAtTs: inbound.createdAt.getTime(), receivedAtTs: inbound.createdAt.getTime(), sentAtTs: null,
-      toAddresses: [t.a1.address, 'other@remote.test'], ccAddresses: ['cc@remote.test'], bccAddresses: [],
-      bodyText: 'See attached.', bodyHtml: '<p>See attached.</p>', bodyFormat: 'text+html',
-      rawContentPath: `/api/messages/${inbound.messageId}/raw`, inReplyToMessageId: null,
+      messageId: inbound.messageId,
+      receiptId: inbound.messageId,
+      threadId: inbound.threadId,
+      mailboxId: t.a1.mailboxId,
+      direction: 'inbound',
+      subject: 'Plans',
+      fromAddress: 'ann@remote.test',
+      fromDisplayName: 'Ann',
+      toAddress: t.a1.address,
+      mailboxAddress: t.a1.address,
+      attachmentCount: 2,
+      isRead: false,
+      readAtTs: null,
+      createdAtTs: inbound.createdAt.getTime(),
+      receivedAtTs: inbound.createdAt.getTime(),
+      sentAtTs: null,
+      // Seeded without arrival verdicts, so it reads as internal mail (only port-25 mail has them).
+      origin: 'internal',
+      authenticated: true,
+      authentication: null,
+      approvalStatus: null,
+      toAddresses: [t.a1.address, 'other@remote.test'],
+      ccAddresses: ['cc@remote.test'],
+      bccAddresses: [],
+      bodyText: 'See attached.',
+      bodyHtml: '<p>See attached.</p>',
+      bodyFormat: 'text+html',
+      rawContentPath: `/api/messages/${inbound.messageId}/raw`,
+      inReplyToMessageId: null,
       attachments: [
-        { attachmentId: expect.stringMatching(/^att_/), filename: 'plan.pdf', contentType: 'application/pdf', sizeBytes: 1234 },
+        {
+          attachmentId: expect.stringMatching(/^att_/),
+          filename: 'plan.pdf',
+          contentType: 'application/pdf',
+          sizeBytes: 1234,
+        },
         { attachmentId: expect.stringMatching(/^att_/), filename: 'b.txt', contentType: 'text/plain', sizeBytes: 5 },
       ],
-      deliveryStatus: null, deliveries: [],
+      deliveryStatus: null,
+      deliveries: [],
+      // Seeded straight into storage, so never through ingest: nothing was extracted.
+      extracted: null,
     });
     expect(JSON.stringify(res.body.data)).not.toContain('hidden@remote.test');
   });
@@ -61,12 +128,35 @@ describe('GET /api/messages/:messageId', () => {
     expect(res.status).toBe(200);
     const d = res.body.data;
     expect(d).toMatchObject({
-      direction: 'outbound', bccAddresses: ['boss@remote.test'], deliveryStatus: 'deferred', rawContentPath: null,
-      inReplyToMessageId: inbound.messageId, bodyFormat: 'text', bodyHtml: null, attachments: [], sentAtTs: outbound.createdAt.getTime(),
+      direction: 'outbound',
+      bccAddresses: ['boss@remote.test'],
+      deliveryStatus: 'deferred',
+      rawContentPath: null,
+      inReplyToMessageId: inbound.messageId,
+      bodyFormat: 'text',
+      bodyHtml: null,
+      attachments: [],
+      sentAtTs: outbound.createdAt.getTime(),
     });
     expect(d.deliveries).toEqual([
-      { address: 'ann@remote.test', kind: 'to', status: 'deferred', remoteReply: '451 try later', attempts: 2, updatedAtTs: outbound.createdAt.getTime(), deliveredAtTs: null },
-      { address: 'boss@remote.test', kind: 'bcc', status: 'delivered', remoteReply: '250 ok', attempts: 1, updatedAtTs: outbound.createdAt.getTime(), deliveredAtTs: outbound.createdAt.getTime() + 1000 },
+      {
+        address: 'ann@remote.test',
+        kind: 'to',
+        status: 'deferred',
+        remoteReply: '451 try later',
+        attempts: 2,
+        updatedAtTs: outbound.createdAt.getTime(),
+        deliveredAtTs: null,
+      },
+      {
+        address: 'boss@remote.test',
+        kind: 'bcc',
+        status: 'delivered',
+        remoteReply: '250 ok',
+        attempts: 1,
+        updatedAtTs: outbound.createdAt.getTime(),
+        deliveredAtTs: outbound.createdAt.getTime() + 1000,
+      },
     ]);
   });
 
@@ -94,14 +184,16 @@ describe('GET /api/messages/:messageId', () => {
     expect((await server.api(t.a1.token).get(`${path}?mailboxAddress=nope`)).status).toBe(400);
     expect((await server.api(t.a1.token).get(`${path}?mailboxAddress=${t.a2.address}`)).status).toBe(400);
     expect((await server.api().get(path)).status).toBe(401);
-    expect((await server.api(await mintMailboxToken(server, t.a1.mailboxId, ['MailboxDelete'])).get(path)).status).toBe(403);
+    expect((await server.api(await mintMailboxToken(server, t.a1.mailboxId, ['MailboxDelete'])).get(path)).status).toBe(
+      403,
+    );
   });
 });
 
 describe('MessageService.rawContentLocation (what rawContentPath serves)', () => {
   const locate = async (token: string, messageId: string) => {
-    const { tokens, messages } = server.runtime.services;
-    return messages.rawContentLocation(await tokens.authenticate(token, null), { messageId });
+    const { tokenAuth, messages } = server.runtime.services;
+    return messages.rawContentLocation(await tokenAuth.authenticate(token, null), { messageId });
   };
 
   it('names the blob of a visible message that kept its raw source', async () => {
@@ -122,7 +214,12 @@ describe('GET /api/threads/:threadId', () => {
     const res = await server.api(t.a1.token).get(`/api/threads/${inbound.threadId}`);
     expect(res.status).toBe(200);
     const d = res.body.data;
-    expect(d).toMatchObject({ threadId: inbound.threadId, mailboxId: t.a1.mailboxId, subject: 'Plans', createdAtTs: inbound.createdAt.getTime() });
+    expect(d).toMatchObject({
+      threadId: inbound.threadId,
+      mailboxId: t.a1.mailboxId,
+      subject: 'Plans',
+      createdAtTs: inbound.createdAt.getTime(),
+    });
     expect(d.messages.map((m: any) => m.messageId)).toEqual([inbound.messageId, outbound.messageId, reply.messageId]);
     const detail = (await server.api(t.a1.token).get(`/api/messages/${outbound.messageId}`)).body.data;
     expect(d.messages[1]).toEqual(detail);

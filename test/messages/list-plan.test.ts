@@ -15,11 +15,15 @@ beforeAll(async () => {
   await seedBulk(server, t.a2.mailboxId, 1200);
   await seedBulk(server, t.b1.mailboxId, 600);
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 /** The plan of the exact SQL the service runs for one page, as text lines. */
 async function plan(direction: Direction | undefined, after: PagePosition | null): Promise<string> {
-  const rows = await server.runtime.services.db.rows(sql<{ 'QUERY PLAN': string }>`explain ${pageQuery(t.a1.mailboxId, direction, after, 8)}`);
+  const rows = await server.runtime.services.db.rows(
+    sql<{ 'QUERY PLAN': string }>`explain ${pageQuery(t.a1.mailboxId, direction, after, 8)}`,
+  );
   return rows.map((r) => r['QUERY PLAN']).join('\n');
 }
 
@@ -44,7 +48,9 @@ describe('a message page is an index range scan', () => {
     const res = await server.api(t.a1.token).get('/api/messages?limit=200&direction=inbound');
     expect(res.body.data.items).toHaveLength(200);
     expect(res.body.data.totalCount).toBe(600);
-    const next = await server.api(t.a1.token).get(`/api/messages?limit=200&direction=inbound&cursor=${encodeURIComponent(res.body.data.nextCursor)}`);
+    const next = await server
+      .api(t.a1.token)
+      .get(`/api/messages?limit=200&direction=inbound&cursor=${encodeURIComponent(res.body.data.nextCursor)}`);
     expect(next.body.data.items[0].createdAtTs).toBeLessThanOrEqual(res.body.data.items[199].createdAtTs);
   });
 });

@@ -8,17 +8,23 @@ beforeAll(async () => {
   server = await startTestServer();
   t = await twoTenants(server);
   await seedMany(server, 3, { mailboxId: t.a1.mailboxId, direction: 'inbound' });
-  await seedMany(server, 2, { mailboxId: t.a1.mailboxId, direction: 'outbound', newest: new Date(Date.now() - 10_000) });
+  await seedMany(server, 2, {
+    mailboxId: t.a1.mailboxId,
+    direction: 'outbound',
+    newest: new Date(Date.now() - 10_000),
+  });
   await seedMessage(server, { mailboxId: t.a1.mailboxId, subject: 'gone', deletedAt: new Date() });
   await seedMessage(server, { mailboxId: t.a2.mailboxId, subject: 'a2 only' });
   await seedMessage(server, { mailboxId: t.b1.mailboxId, subject: 'b1 only' });
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 const list = (token: string, query = '') => server.api(token).get(`/api/messages${query}`);
 
 describe('GET /api/messages', () => {
-  it('lists the mailbox token\'s own live messages, newest first, with the summary shape', async () => {
+  it("lists the mailbox token's own live messages, newest first, with the summary shape", async () => {
     const res = await list(t.a1.token);
     expect(res.status).toBe(200);
     const { items, nextCursor, totalCount } = res.body.data;
@@ -29,12 +35,37 @@ describe('GET /api/messages', () => {
     const created = items.map((m: any) => m.createdAtTs);
     expect([...created].sort((a, b) => b - a)).toEqual(created);
     expect(Object.keys(items[0]).sort()).toEqual([
-      'attachmentCount', 'createdAtTs', 'direction', 'fromAddress', 'fromDisplayName', 'isRead', 'mailboxAddress', 'mailboxId',
-      'messageId', 'readAtTs', 'receiptId', 'receivedAtTs', 'sentAtTs', 'subject', 'threadId', 'toAddress',
+      'approvalStatus',
+      'attachmentCount',
+      'authenticated',
+      'createdAtTs',
+      'direction',
+      'fromAddress',
+      'fromDisplayName',
+      'isRead',
+      'mailboxAddress',
+      'mailboxId',
+      'messageId',
+      'origin',
+      'readAtTs',
+      'receiptId',
+      'receivedAtTs',
+      'sentAtTs',
+      'subject',
+      'threadId',
+      'toAddress',
     ]);
     expect(items[0]).toMatchObject({
-      receiptId: items[0].messageId, mailboxId: t.a1.mailboxId, mailboxAddress: t.a1.address, direction: 'inbound',
-      toAddress: t.a1.address, fromAddress: 'sender@remote.test', attachmentCount: 0, isRead: false, readAtTs: null, sentAtTs: null,
+      receiptId: items[0].messageId,
+      mailboxId: t.a1.mailboxId,
+      mailboxAddress: t.a1.address,
+      direction: 'inbound',
+      toAddress: t.a1.address,
+      fromAddress: 'sender@remote.test',
+      attachmentCount: 0,
+      isRead: false,
+      readAtTs: null,
+      sentAtTs: null,
     });
     expect(Number.isInteger(items[0].createdAtTs)).toBe(true);
     expect(items[0].receivedAtTs).toBe(items[0].createdAtTs);
@@ -46,14 +77,19 @@ describe('GET /api/messages', () => {
     expect(res.body.data.totalCount).toBe(5);
   });
 
-  it('filters by direction, with that direction\'s totalCount', async () => {
+  it("filters by direction, with that direction's totalCount", async () => {
     const inbound = await list(t.a1.token, '?direction=inbound');
     expect(inbound.body.data.totalCount).toBe(3);
     expect(inbound.body.data.items.every((m: any) => m.direction === 'inbound')).toBe(true);
     const outbound = await list(t.a1.token, '?direction=outbound');
     expect(outbound.body.data.totalCount).toBe(2);
     expect(outbound.body.data.items).toHaveLength(2);
-    expect(outbound.body.data.items[0]).toMatchObject({ direction: 'outbound', fromAddress: t.a1.address, toAddress: 'friend@remote.test', receivedAtTs: null });
+    expect(outbound.body.data.items[0]).toMatchObject({
+      direction: 'outbound',
+      fromAddress: t.a1.address,
+      toAddress: 'friend@remote.test',
+      receivedAtTs: null,
+    });
   });
 
   it('lets a domain token list any mailbox of its domain by mailboxAddress', async () => {

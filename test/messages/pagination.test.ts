@@ -14,22 +14,34 @@ beforeAll(async () => {
   // Six messages sharing one instant: the id must break the tie, or pages would skip or repeat.
   const tie = new Date(base - 100_000);
   for (let i = 0; i < 6; i++) {
-    const m = await seedMessage(server, { mailboxId: t.a1.mailboxId, direction: i % 2 ? 'outbound' : 'inbound', createdAt: tie });
+    const m = await seedMessage(server, {
+      mailboxId: t.a1.mailboxId,
+      direction: i % 2 ? 'outbound' : 'inbound',
+      createdAt: tie,
+    });
     seeded.push(m);
     if (i % 2) outbound.add(m.messageId);
   }
   await seedMany(server, 3, { mailboxId: t.a2.mailboxId });
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 /** Walks every page; `between` runs after each page fetch. */
-async function walk(token: string, query: string, between?: () => Promise<void>): Promise<{ ids: string[]; pages: number; totals: number[] }> {
+async function walk(
+  token: string,
+  query: string,
+  between?: () => Promise<void>,
+): Promise<{ ids: string[]; pages: number; totals: number[] }> {
   const ids: string[] = [];
   const totals: number[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const res: ApiResponse = await server.api(token).get(`/api/messages?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: ApiResponse = await server
+      .api(token)
+      .get(`/api/messages?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     expect(res.status).toBe(200);
     ids.push(...res.body.data.items.map((m: any) => m.messageId));
     totals.push(res.body.data.totalCount);
@@ -42,7 +54,9 @@ async function walk(token: string, query: string, between?: () => Promise<void>)
 
 /** The order the API promises: created_at desc, then id desc. */
 const expectedOrder = (rows: Seeded[]) =>
-  [...rows].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.messageId < b.messageId ? 1 : -1)).map((r) => r.messageId);
+  [...rows]
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.messageId < b.messageId ? 1 : -1))
+    .map((r) => r.messageId);
 
 describe('keyset pagination', () => {
   it('visits each of 50 messages once, in order, with limit 7', async () => {
@@ -103,12 +117,16 @@ describe('keyset pagination', () => {
     it('a cursor transplanted to another filter or mailbox', async () => {
       expect((await get(t.a1.token, `direction=inbound&cursor=${encodeURIComponent(cursor)}`)).status).toBe(400);
       expect((await get(t.a2.token, `cursor=${encodeURIComponent(cursor)}`)).status).toBe(400);
-      expect((await get(t.domA.token, `mailboxAddress=${t.a2.address}&cursor=${encodeURIComponent(cursor)}`)).status).toBe(400);
+      expect(
+        (await get(t.domA.token, `mailboxAddress=${t.a2.address}&cursor=${encodeURIComponent(cursor)}`)).status,
+      ).toBe(400);
     });
 
     it('the same cursor still works for the same list and for a domain token on that mailbox', async () => {
       expect((await get(t.a1.token, `limit=3&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
-      expect((await get(t.domA.token, `mailboxAddress=${t.a1.address}&limit=3&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
+      expect(
+        (await get(t.domA.token, `mailboxAddress=${t.a1.address}&limit=3&cursor=${encodeURIComponent(cursor)}`)).status,
+      ).toBe(200);
     });
 
     it('an over-long cursor', async () => {

@@ -12,7 +12,14 @@ import { range } from '../events/helpers.js';
 // resolve when the test says, a fake socket that records what it would send. No storage is
 // involved, so this runs in one engine project only.
 const mailbox = { id: 'mbx_1', address: 'a@x.test', domainId: 'dom_1', displayName: '', sendRateLimitPerMinute: null };
-const ev = (seq: number): MailboxEvent => ({ eventId: String(seq), type: 'message.read-state', mailboxId: mailbox.id, mailboxAddress: mailbox.address, occurredAtTs: 0, data: {} });
+const ev = (seq: number): MailboxEvent => ({
+  eventId: String(seq),
+  type: 'message.read-state',
+  mailboxId: mailbox.id,
+  mailboxAddress: mailbox.address,
+  occurredAtTs: 0,
+  data: {},
+});
 
 /** A log of `head` events whose reads wait for `release()`. */
 class FakeLog {
@@ -31,7 +38,9 @@ class FakeLog {
     if (this.holdHead) await new Promise<void>((r) => this.heldHead.push(r));
     return this.head;
   }
-  release(): void { for (const r of this.held.splice(0)) r(); }
+  release(): void {
+    for (const r of this.held.splice(0)) r();
+  }
 }
 
 function world(log: FakeLog) {
@@ -39,13 +48,21 @@ function world(log: FakeLog) {
   let inRoom = false;
   const socket = {
     connected: true,
-    emit: (name: string, payload: MailboxEvent) => { if (name.startsWith('message.')) received.push(Number(payload.eventId)); return true; },
-    join: (room: string) => { expect(room).toBe(roomOf(mailbox.id)); inRoom = true; },
+    emit: (name: string, payload: MailboxEvent) => {
+      if (name.startsWith('message.')) received.push(Number(payload.eventId));
+      return true;
+    },
+    join: (room: string) => {
+      expect(room).toBe(roomOf(mailbox.id));
+      inRoom = true;
+    },
   } as unknown as Socket;
   const events = { replay: log.replay.bind(log), head: () => log.headOf() } as unknown as EventService;
   const feed = new MailboxFeed(mailbox, events, {
     log: silentLogger,
-    toRoom: (_id, name, payload) => { if (inRoom && name.startsWith('message.')) received.push(Number((payload as MailboxEvent).eventId)); },
+    toRoom: (_id, name, payload) => {
+      if (inRoom && name.startsWith('message.')) received.push(Number((payload as MailboxEvent).eventId));
+    },
   });
   return { received, feed, events, socket, isLive: () => inRoom };
 }
@@ -58,7 +75,9 @@ describe.skipIf(ENGINE === 'pglite')('CatchUp: replay then live, no gap, no dupl
     const w = world(log);
     await w.feed.whenStarted();
     log.holdReads = true;
-    new CatchUp(w.socket, w.feed, w.events, 2, () => { throw new Error('failed'); }).start(true);
+    new CatchUp(w.socket, w.feed, w.events, 2, () => {
+      throw new Error('failed');
+    }).start(true);
     // Committed and announced while the replay read is still pending.
     log.head = 7;
     w.feed.receive(ev(6));

@@ -29,8 +29,15 @@ export function connect(url: string, o: ConnectOptions = {}): Socket {
 /** The `data` of the connect_error a refused handshake ends with. */
 export function refusal(socket: Socket, timeoutMs = 5000): Promise<{ code: number; errMsg: string }> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { socket.close(); reject(new Error('no connect_error')); }, timeoutMs);
-    socket.once('connect', () => { clearTimeout(timer); socket.close(); reject(new Error('connected, expected a refusal')); });
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new Error('no connect_error'));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.close();
+      reject(new Error('connected, expected a refusal'));
+    });
     socket.once('connect_error', (err: Error & { data?: { code: number; errMsg: string } }) => {
       clearTimeout(timer);
       socket.close();
@@ -69,10 +76,16 @@ export class Recorder {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.all.map((e) => [e.name, e.payload?.eventId ?? e.payload?.lastEventId]))}`);
+      if (left <= 0)
+        throw new Error(
+          `timed out waiting for ${what}; got ${JSON.stringify(this.all.map((e) => [e.name, e.payload?.eventId ?? e.payload?.lastEventId]))}`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(left, 100));
-        this.waiters.push(() => { clearTimeout(t); resolve(); });
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
       });
     }
   }

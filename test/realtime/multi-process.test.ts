@@ -26,23 +26,42 @@ let S: { address: string; token: string };
 let R: { address: string; token: string; mailboxId: string };
 let messageId: string;
 const open: Recorder[] = [];
-const track = (r: Recorder): Recorder => { open.push(r); return r; };
+const track = (r: Recorder): Recorder => {
+  open.push(r);
+  return r;
+};
 
 describe.skipIf(ENGINE !== 'postgres')('two server processes sharing PostgreSQL and Redis', () => {
   beforeAll(async () => {
     redis = await privateRedis();
     scratch = await createScratchDatabase();
     const env = {
-      DATABASE_URL: scratch.url, REDIS_URL: redis.url, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
-      SEND_RATE_LIMIT_PER_MINUTE: '100000', WORKER_POLL_INTERVAL: '200ms', DATABASE_POOL_MAX: '4',
+      DATABASE_URL: scratch.url,
+      REDIS_URL: redis.url,
+      MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+      SEND_RATE_LIMIT_PER_MINUTE: '100000',
+      WORKER_POLL_INTERVAL: '200ms',
+      DATABASE_POOL_MAX: '4',
     };
     // Migrate and mint the domain token through the core before the servers start.
     const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-seed-'));
-    const seed = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: dataDir }), { roles: [], log: silentLogger });
+    const seed = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: dataDir }), {
+      roles: [],
+      log: silentLogger,
+    });
     domain = await seed.services.db.tx(async (trx) => {
       const name = `mp-${randomBytes(3).toString('hex')}.test`;
       const domainId = await upsertDomain(trx, { name });
-      const t = await seed.services.tokens.mint(trx, { kind: 'domain', domainId, mailboxId: null, name: 'mp', scopes: DOMAIN_TOKEN_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'resource', parentTokenId: null });
+      const t = await seed.services.tokenMinter.mint(trx, {
+        kind: 'domain',
+        domainId,
+        mailboxId: null,
+        name: 'mp',
+        scopes: DOMAIN_TOKEN_SCOPES,
+        expiresAt: new Date(Date.now() + 86_400_000),
+        createdSource: 'resource',
+        parentTokenId: null,
+      });
       return { name, token: t.accessToken };
     });
     await seed.close();
@@ -52,7 +71,11 @@ describe.skipIf(ENGINE !== 'postgres')('two server processes sharing PostgreSQL 
     const create = async (local: string) => {
       const res = await apiClient(A.url, domain.token).post('/api/mailboxes', { address: `${local}@${domain.name}` });
       expect(res.status).toBe(201);
-      return { address: res.body.data.mailbox.address, token: res.body.data.initialAccessToken, mailboxId: res.body.data.mailbox.mailboxId };
+      return {
+        address: res.body.data.mailbox.address,
+        token: res.body.data.initialAccessToken,
+        mailboxId: res.body.data.mailbox.mailboxId,
+      };
     };
     S = await create('sender');
     R = await create('rcpt');
@@ -78,9 +101,14 @@ describe.skipIf(ENGINE !== 'postgres')('two server processes sharing PostgreSQL 
   it('delivers an event caused on one process to subscribers on both, once each', async () => {
     const onA = track(await subscribe(A.url, { auth: { token: domain.token, mailboxAddress: R.address } }));
     const onB = track(await subscribe(B.url, { auth: { token: R.token } }));
-    const sent = await apiClient(A.url, S.token).post('/api/messages/send', { toAddress: R.address, subject: 'across processes', bodyText: 'hi' });
+    const sent = await apiClient(A.url, S.token).post('/api/messages/send', {
+      toAddress: R.address,
+      subject: 'across processes',
+      bodyText: 'hi',
+    });
     expect(sent.status).toBe(202);
-    for (const rec of [onA, onB]) await rec.until(() => rec.events.some((e) => e.type === 'message.received'), 10_000, 'message.received');
+    for (const rec of [onA, onB])
+      await rec.until(() => rec.events.some((e) => e.type === 'message.received'), 10_000, 'message.received');
     messageId = onB.events.find((e) => e.type === 'message.received')!.data.messageId as string;
     await toggle(B); // caused on B, seen on A too
     for (const rec of [onA, onB]) await rec.until(() => rec.events.length === 2, 5000, 'read-state');
@@ -135,7 +163,10 @@ describe.skipIf(ENGINE !== 'postgres')('two server processes sharing PostgreSQL 
     const end = await head();
     expect(during).toBeGreaterThan(3);
     expect(after).toBeGreaterThan(0);
-    for (const [name, rec] of [['live', live], ['reconnected', away]] as const) {
+    for (const [name, rec] of [
+      ['live', live],
+      ['reconnected', away],
+    ] as const) {
       await rec.until(() => rec.seqs().at(-1) === end, 15_000, `${name} at ${end}`);
       expect(rec.seqs(), name).toEqual(range(rec.seqs()[0]!, end));
     }
@@ -145,7 +176,9 @@ describe.skipIf(ENGINE !== 'postgres')('two server processes sharing PostgreSQL 
   it('refuses on every replica alike', async () => {
     for (const server of [A, B]) {
       const socket = connect(server.url, { auth: { token: domain.token } });
-      const data = await new Promise<{ code: number }>((resolve) => socket.once('connect_error', (e: Error & { data: { code: number } }) => resolve(e.data)));
+      const data = await new Promise<{ code: number }>((resolve) =>
+        socket.once('connect_error', (e: Error & { data?: { code: number } }) => resolve(e.data ?? { code: 0 })),
+      );
       socket.close();
       expect(data.code).toBe(400);
     }

@@ -11,12 +11,18 @@ const CAP = 20;
 let server: TestServer;
 let t: Tenants;
 const open: Recorder[] = [];
-const track = (r: Recorder): Recorder => { open.push(r); return r; };
+const track = (r: Recorder): Recorder => {
+  open.push(r);
+  return r;
+};
 
 beforeAll(async () => {
   server = await startTestServer({
     roles: ['api', 'realtime'],
-    env: { EVENT_RETENTION_MAX_PER_MAILBOX: String(CAP), ...(ENGINE === 'postgres' ? { REDIS_URL: REDIS_TEST_URL } : {}) },
+    env: {
+      EVENT_RETENTION_MAX_PER_MAILBOX: String(CAP),
+      ...(ENGINE === 'postgres' ? { REDIS_URL: REDIS_TEST_URL } : {}),
+    },
   });
   t = await createTenants(server);
 });
@@ -26,7 +32,8 @@ afterAll(async () => {
 });
 
 const services = () => server.runtime.services;
-const fresh = async (local: string) => server.createMailbox(t.X.token, `${local}-${Math.random().toString(36).slice(2, 8)}@${t.X.name}`);
+const fresh = async (local: string) =>
+  server.createMailbox(t.X.token, `${local}-${Math.random().toString(36).slice(2, 8)}@${t.X.name}`);
 
 describe('live events', () => {
   it('emits each change with its CONTRACT name and payload, only to its own mailbox', async () => {
@@ -39,8 +46,12 @@ describe('live events', () => {
     expect(a1.all.map((e) => e.name)).toEqual(['subscription.ready', 'message.read-state', 'message.deleted']);
     const [read, del] = a1.events;
     expect(read).toEqual({
-      eventId: expect.stringMatching(/^\d+$/), type: 'message.read-state', mailboxId: t.A1.mailboxId, mailboxAddress: t.A1.address,
-      occurredAtTs: expect.any(Number), data: { messageId: msg.messageId, threadId: msg.threadId, isRead: true, readAtTs: expect.any(Number) },
+      eventId: expect.stringMatching(/^\d+$/),
+      type: 'message.read-state',
+      mailboxId: t.A1.mailboxId,
+      mailboxAddress: t.A1.address,
+      occurredAtTs: expect.any(Number),
+      data: { messageId: msg.messageId, threadId: msg.threadId, isRead: true, readAtTs: expect.any(Number) },
     });
     expect(Number(del!.eventId)).toBe(Number(read!.eventId) + 1);
     expect(del!.data).toMatchObject({ messageId: msg.messageId, deletedAtTs: expect.any(Number) });
@@ -54,11 +65,17 @@ describe('live events', () => {
     const out = track(await subscribe(server.url, { auth: { token: sender.token } }));
     const inb = track(await subscribe(server.url, { auth: { token: t.X.token, mailboxAddress: rcpt.address } }));
     // The api role alone has no worker: deliver the queued job through the core, as the worker would.
-    const res = await server.api(sender.token).post('/api/messages/send', { toAddress: rcpt.address, subject: 'Hello realtime', bodyText: 'Hi' });
+    const res = await server
+      .api(sender.token)
+      .post('/api/messages/send', { toAddress: rcpt.address, subject: 'Hello realtime', bodyText: 'Hi' });
     expect(res.status).toBe(202);
     await out.until(() => out.events.length === 1, 5000, 'message.sent');
-    expect(out.events[0]).toMatchObject({ type: 'message.sent', mailboxId: sender.mailboxId, data: { messageId: res.body.data.messageId } });
-    const { OutboxWorker } = await import('../../src/core/delivery/outbox-worker.js');
+    expect(out.events[0]).toMatchObject({
+      type: 'message.sent',
+      mailboxId: sender.mailboxId,
+      data: { messageId: res.body.data.messageId },
+    });
+    const { OutboxWorker } = await import('../../src/core/delivery/outbound/outbox-worker.js');
     const worker = new OutboxWorker(services(), { pollIntervalMs: 50, leaseMs: 10_000, workerId: 'test' });
     worker.start();
     try {
@@ -67,18 +84,25 @@ describe('live events', () => {
     } finally {
       await worker.stop();
     }
-    expect(inb.events.find((e) => e.type === 'message.received')).toMatchObject({ mailboxId: rcpt.mailboxId, mailboxAddress: rcpt.address, data: { subject: 'Hello realtime' } });
+    expect(inb.events.find((e) => e.type === 'message.received')).toMatchObject({
+      mailboxId: rcpt.mailboxId,
+      mailboxAddress: rcpt.address,
+      data: { subject: 'Hello realtime' },
+    });
   });
 
   it('feeds the socketsConnected gauge and the eventsEmitted counter', async () => {
     const m = await fresh('metrics');
     const before = (await socketsConnected.get()).values[0]?.value ?? 0;
-    const emittedBefore = (await eventsEmitted.get()).values.find((v) => v.labels.type === 'message.read-state')?.value ?? 0;
+    const emittedBefore =
+      (await eventsEmitted.get()).values.find((v) => v.labels.type === 'message.read-state')?.value ?? 0;
     const rec = await subscribe(server.url, { auth: { token: m.token } });
     expect((await socketsConnected.get()).values[0]?.value).toBe(before + 1);
     await appendEvents(services(), m.mailboxId, 1);
     await rec.until(() => rec.events.length === 1);
-    expect((await eventsEmitted.get()).values.find((v) => v.labels.type === 'message.read-state')?.value).toBeGreaterThan(emittedBefore);
+    expect(
+      (await eventsEmitted.get()).values.find((v) => v.labels.type === 'message.read-state')?.value,
+    ).toBeGreaterThan(emittedBefore);
     rec.socket.close();
     await new Promise((r) => setTimeout(r, 200));
     expect((await socketsConnected.get()).values[0]?.value).toBe(before);
@@ -115,11 +139,22 @@ describe('replay by lastEventId', () => {
     await appendEvents(services(), m.mailboxId, 10);
     let writing = true;
     // Yield to I/O between writes: PGlite answers without I/O, so a bare loop would starve the sockets.
-    const writer = (async () => { while (writing) { await appendEvents(services(), m.mailboxId, 1); await new Promise((r) => setImmediate(r)); } })();
+    const writer = (async () => {
+      while (writing) {
+        await appendEvents(services(), m.mailboxId, 1);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
     while ((await services().events.head(m.mailboxId)) <= 12) await new Promise((r) => setTimeout(r, 10));
     const recs: Recorder[] = [];
     for (const lastEventId of [0, 3, 7, 10, 12, null]) {
-      recs.push(track(new Recorder(connect(server.url, { auth: { token: m.token, ...(lastEventId === null ? {} : { lastEventId }) } }))));
+      recs.push(
+        track(
+          new Recorder(
+            connect(server.url, { auth: { token: m.token, ...(lastEventId === null ? {} : { lastEventId }) } }),
+          ),
+        ),
+      );
       await new Promise((r) => setTimeout(r, 30));
     }
     await new Promise((r) => setTimeout(r, 300));
@@ -174,7 +209,15 @@ describe('resync.required', () => {
     const rec = track(await subscribe(server.url, { auth: { token: m.token, lastEventId: 3 } }));
     expect(rec.all[0]).toEqual({
       name: 'resync.required',
-      payload: { type: 'resync.required', mailboxId: m.mailboxId, mailboxAddress: m.address, lastEventId: '3', oldestEventId: '11', headEventId: String(CAP + 10), occurredAtTs: expect.any(Number) },
+      payload: {
+        type: 'resync.required',
+        mailboxId: m.mailboxId,
+        mailboxAddress: m.address,
+        lastEventId: '3',
+        oldestEventId: '11',
+        headEventId: String(CAP + 10),
+        occurredAtTs: expect.any(Number),
+      },
     });
     expect(rec.events).toEqual([]);
     expect((await rec.ready()).lastEventId).toBe(String(CAP + 10));

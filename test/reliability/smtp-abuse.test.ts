@@ -20,8 +20,12 @@ import { socketOf } from './support/smtp-feed.js';
 
 const SUITE = 'hostile input';
 const LIMITS = {
-  SMTP_MAX_CONNECTIONS: 200, SMTP_MAX_CONNECTIONS_PER_CLIENT: 50, SMTP_MAX_MESSAGE_BYTES: 1024 * 1024, MAX_RECIPIENTS: 5,
-  SMTP_IDLE_TIMEOUT_MS: 3_000, SMTP_SESSION_TIMEOUT_MS: 12_000,
+  SMTP_MAX_CONNECTIONS: 200,
+  SMTP_MAX_CONNECTIONS_PER_CLIENT: 50,
+  SMTP_MAX_MESSAGE_BYTES: 1024 * 1024,
+  MAX_RECIPIENTS: 5,
+  SMTP_IDLE_TIMEOUT_MS: 3_000,
+  SMTP_SESSION_TIMEOUT_MS: 12_000,
 };
 const PORTS = ['submission', 'mx'] as const;
 type Listener = (typeof PORTS)[number];
@@ -38,11 +42,19 @@ beforeAll(async () => {
   dns = await startDnsStub({});
   scratch = await createScratchDatabase();
   const env = {
-    DATABASE_URL: scratch.url, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), SMTP_HOSTNAME: 'mail.test', DNS_SERVERS: dns.server, LOG_LEVEL: 'warn',
-    SEND_RATE_LIMIT_PER_MINUTE: '100000', AUTH_FAILURES_PER_15M: '100000',
-    SMTP_MAX_CONNECTIONS: String(LIMITS.SMTP_MAX_CONNECTIONS), SMTP_MAX_CONNECTIONS_PER_CLIENT: String(LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT),
-    SMTP_MAX_MESSAGE_BYTES: String(LIMITS.SMTP_MAX_MESSAGE_BYTES), MAX_RECIPIENTS: String(LIMITS.MAX_RECIPIENTS),
-    SMTP_IDLE_TIMEOUT: `${LIMITS.SMTP_IDLE_TIMEOUT_MS}ms`, SMTP_SESSION_TIMEOUT: `${LIMITS.SMTP_SESSION_TIMEOUT_MS}ms`,
+    DATABASE_URL: scratch.url,
+    MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+    SMTP_HOSTNAME: 'mail.test',
+    DNS_SERVERS: dns.server,
+    LOG_LEVEL: 'warn',
+    SEND_RATE_LIMIT_PER_MINUTE: '100000',
+    AUTH_FAILURES_PER_15M: '100000',
+    SMTP_MAX_CONNECTIONS: String(LIMITS.SMTP_MAX_CONNECTIONS),
+    SMTP_MAX_CONNECTIONS_PER_CLIENT: String(LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT),
+    SMTP_MAX_MESSAGE_BYTES: String(LIMITS.SMTP_MAX_MESSAGE_BYTES),
+    MAX_RECIPIENTS: String(LIMITS.MAX_RECIPIENTS),
+    SMTP_IDLE_TIMEOUT: `${LIMITS.SMTP_IDLE_TIMEOUT_MS}ms`,
+    SMTP_SESSION_TIMEOUT: `${LIMITS.SMTP_SESSION_TIMEOUT_MS}ms`,
   };
   const seeded = await seedDomain(env);
   domain = seeded.name;
@@ -50,7 +62,8 @@ beforeAll(async () => {
   await proc.start();
   const create = async (local: string) => {
     const res = await fetch(`${proc.url}/api/mailboxes`, {
-      method: 'POST', headers: { authorization: `Bearer ${seeded.token}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${seeded.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ address: `${local}@${domain}` }),
     });
     const body = (await res.json()) as any;
@@ -70,7 +83,12 @@ afterAll(async () => {
 });
 
 const portOf = (l: Listener) => (l === 'submission' ? proc.ports.submission : proc.ports.mx);
-const stored = async () => (await db.query('select (select count(*) from message)::int as messages, (select count(*) from attachment)::int as attachments, (select count(*) from blob)::int as blobs, (select count(*) from outbox_job)::int as jobs')).rows[0];
+const stored = async () =>
+  (
+    await db.query(
+      'select (select count(*) from message)::int as messages, (select count(*) from attachment)::int as attachments, (select count(*) from blob)::int as blobs, (select count(*) from outbox_job)::int as jobs',
+    )
+  ).rows[0];
 
 /** A session ready for MAIL FROM: submission logged in over STARTTLS, MX after EHLO. */
 async function session(l: Listener, localAddress?: string): Promise<SmtpWire> {
@@ -82,10 +100,16 @@ async function session(l: Listener, localAddress?: string): Promise<SmtpWire> {
 const sender = (l: Listener) => (l === 'submission' ? alice.address : 'peer@sender.example');
 
 /** Everything the server sends after `bytes`, until it is quiet for `quietMs` or closes. */
-async function afterWriting(wire: SmtpWire, bytes: string | Buffer, quietMs = 700): Promise<{ text: string; closed: boolean }> {
+async function afterWriting(
+  wire: SmtpWire,
+  bytes: string | Buffer,
+  quietMs = 700,
+): Promise<{ text: string; closed: boolean }> {
   const socket = socketOf(wire);
   let text = '';
-  const onData = (d: Buffer) => { text += d.toString('latin1'); };
+  const onData = (d: Buffer) => {
+    text += d.toString('latin1');
+  };
   socket.on('data', onData);
   wire.write(bytes);
   let last = text.length;
@@ -105,8 +129,17 @@ const replyLines = (text: string) => text.split('\r\n').filter((l) => /^\d{3} /.
 describe('SMTP abuse', () => {
   it('is never an open relay: relay patterns refused on both ports, unauthenticated and spoofed senders refused', async () => {
     const before = await stored();
-    const patterns = ['victim@remote.example', `victim%remote.example@${domain}`, `remote.example!victim@${domain}`, `"victim@remote.example"@${domain}`,
-      'victim@[127.0.0.1]', `@${domain}:victim@remote.example`, `victim@remote.example@${domain}`, 'victim@remote.example.', 'postmaster@remote.example'];
+    const patterns = [
+      'victim@remote.example',
+      `victim%remote.example@${domain}`,
+      `remote.example!victim@${domain}`,
+      `"victim@remote.example"@${domain}`,
+      'victim@[127.0.0.1]',
+      `@${domain}:victim@remote.example`,
+      `victim@remote.example@${domain}`,
+      'victim@remote.example.',
+      'postmaster@remote.example',
+    ];
     const replies: string[] = [];
     for (const rcpt of patterns) {
       const mx = await SmtpWire.connect(proc.ports.mx);
@@ -126,7 +159,9 @@ describe('SMTP abuse', () => {
     }
     // Authenticated, but with someone else's address as the envelope sender: not an identity.
     const spoof = await session('submission');
-    replies.push(`submission (AUTH) MAIL FROM another domain → ${(await spoof.cmd('MAIL FROM:<ceo@remote.example>')).last}`);
+    replies.push(
+      `submission (AUTH) MAIL FROM another domain → ${(await spoof.cmd('MAIL FROM:<ceo@remote.example>')).last}`,
+    );
     replies.push(`submission (AUTH) MAIL FROM another mailbox → ${(await spoof.cmd(`MAIL FROM:<${others[0]}>`)).last}`);
     spoof.close();
     console.log(`open-relay replies:\n${replies.join('\n')}`);
@@ -139,20 +174,30 @@ describe('SMTP abuse', () => {
   it('refuses AUTH before TLS on submission (530 5.7.0) and does not offer AUTH on MX at all', async () => {
     const sub = await SmtpWire.connect(proc.ports.submission);
     const ehlo = await sub.ehlo();
-    const plain = (await sub.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`)).last;
+    const plain = (await sub.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`))
+      .last;
     const login = (await sub.cmd('AUTH LOGIN')).last;
     sub.close();
     const mx = await SmtpWire.connect(proc.ports.mx);
     const mxEhlo = await mx.ehlo();
-    const mxAuth = (await mx.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`)).last;
+    const mxAuth = (await mx.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`))
+      .last;
     await mx.starttls();
     const mxEhloTls = await mx.ehlo();
     const mxAuthTls = (await mx.cmd('AUTH LOGIN')).last;
     mx.close();
-    const replies = [`submission AUTH PLAIN before TLS → ${plain}`, `submission AUTH LOGIN before TLS → ${login}`, `mx AUTH → ${mxAuth}`, `mx AUTH after STARTTLS → ${mxAuthTls}`];
+    const replies = [
+      `submission AUTH PLAIN before TLS → ${plain}`,
+      `submission AUTH LOGIN before TLS → ${login}`,
+      `mx AUTH → ${mxAuth}`,
+      `mx AUTH after STARTTLS → ${mxAuthTls}`,
+    ];
     console.log(replies.join('\n'));
     const offered = [ehlo, mxEhlo, mxEhloTls].filter((lines) => lines.some((l) => l.startsWith('AUTH'))).length;
-    const wrong = [plain, login].filter((r) => !r.startsWith('530 5.7.0')).length + [mxAuth, mxAuthTls].filter((r) => !/^5\d\d 5\.5\.\d /.test(r)).length + offered;
+    const wrong =
+      [plain, login].filter((r) => !r.startsWith('530 5.7.0')).length +
+      [mxAuth, mxAuthTls].filter((r) => !/^5\d\d 5\.5\.\d /.test(r)).length +
+      offered;
     zeroFigure(SUITE, 'SMTP abuse: AUTH accepted or offered before TLS (submission) or at all (MX)', wrong);
     expect(offered).toBe(0);
     expect(plain).toMatch(/^530 5\.7\.0 /);
@@ -174,7 +219,9 @@ describe('SMTP abuse', () => {
       const secure = tls.connect({ socket: plain, rejectUnauthorized: false });
       await new Promise((r) => secure.once('secureConnect', r));
       let received = '';
-      secure.on('data', (d) => { received += d.toString(); });
+      secure.on('data', (d) => {
+        received += d.toString();
+      });
       secure.write('NOOP\r\n');
       await new Promise((r) => setTimeout(r, 500));
       // The NOOP's reply is the only one: the injected MAIL, RCPT and RSET never ran.
@@ -187,8 +234,15 @@ describe('SMTP abuse', () => {
   });
 
   const SMUGGLING: [string, string][] = [
-    ['<LF>.<LF>', '\n.\n'], ['<CR>.<CR>', '\r.\r'], ['<LF>.<CR><LF>', '\n.\r\n'], ['<CR><LF>.<LF>', '\r\n.\n'], ['<CR>.<CR><LF>', '\r.\r\n'],
-    ['<CR><LF>.<CR>', '\r\n.\r'], ['<LF>.<CR>', '\n.\r'], ['<CR>.<LF>', '\r.\n'], ['<CR><LF>.<CR><CR><LF>', '\r\n.\r\r\n'],
+    ['<LF>.<LF>', '\n.\n'],
+    ['<CR>.<CR>', '\r.\r'],
+    ['<LF>.<CR><LF>', '\n.\r\n'],
+    ['<CR><LF>.<LF>', '\r\n.\n'],
+    ['<CR>.<CR><LF>', '\r.\r\n'],
+    ['<CR><LF>.<CR>', '\r\n.\r'],
+    ['<LF>.<CR>', '\n.\r'],
+    ['<CR>.<LF>', '\r.\n'],
+    ['<CR><LF>.<CR><CR><LF>', '\r\n.\r\r\n'],
   ];
 
   it('never splits one DATA into two messages: every bare CR/LF smuggling variant is refused (554 5.6.0) on both ports', async () => {
@@ -221,7 +275,11 @@ describe('SMTP abuse', () => {
     }
     console.log(`smuggling replies:\n${rows.join('\n')}`);
     const after = await stored();
-    zeroFigure(SUITE, `SMTP abuse: smuggling (${SMUGGLING.length} variants × 2 ports): messages stored or extra replies`, after.messages - before.messages + extraReplies);
+    zeroFigure(
+      SUITE,
+      `SMTP abuse: smuggling (${SMUGGLING.length} variants × 2 ports): messages stored or extra replies`,
+      after.messages - before.messages + extraReplies,
+    );
     expect(after).toEqual(before);
   });
 
@@ -230,15 +288,22 @@ describe('SMTP abuse', () => {
     const replies: string[] = [];
     for (const l of PORTS) {
       const declared = await session(l);
-      replies.push(`${l} MAIL SIZE=${LIMITS.SMTP_MAX_MESSAGE_BYTES + 1} → ${(await declared.cmd(`MAIL FROM:<${sender(l)}> SIZE=${LIMITS.SMTP_MAX_MESSAGE_BYTES + 1}`)).last}`);
+      replies.push(
+        `${l} MAIL SIZE=${LIMITS.SMTP_MAX_MESSAGE_BYTES + 1} → ${(await declared.cmd(`MAIL FROM:<${sender(l)}> SIZE=${LIMITS.SMTP_MAX_MESSAGE_BYTES + 1}`)).last}`,
+      );
       declared.close();
 
       const actual = await session(l);
       await actual.cmd(`MAIL FROM:<${sender(l)}> SIZE=1000`, 250);
       await actual.cmd(`RCPT TO:<${alice.address}>`, 250);
       await actual.cmd('DATA', 354);
-      const { text, closed } = await afterWriting(actual, `From: ${sender(l)}\r\nTo: ${alice.address}\r\n\r\n${`${'y'.repeat(998)}\r\n`.repeat(2 * 1024)}`);
-      replies.push(`${l} 2 MiB of DATA (limit 1 MiB, claimed 1000) → ${replyLines(text).join(' | ')}${closed ? ' (then closed)' : ''}`);
+      const { text, closed } = await afterWriting(
+        actual,
+        `From: ${sender(l)}\r\nTo: ${alice.address}\r\n\r\n${`${'y'.repeat(998)}\r\n`.repeat(2 * 1024)}`,
+      );
+      replies.push(
+        `${l} 2 MiB of DATA (limit 1 MiB, claimed 1000) → ${replyLines(text).join(' | ')}${closed ? ' (then closed)' : ''}`,
+      );
       expect(replyLines(text)[0]).toBe('552 5.3.4 Message size exceeds fixed limit');
       expect(closed).toBe(true);
       actual.close();
@@ -246,12 +311,18 @@ describe('SMTP abuse', () => {
       const many = await session(l);
       await many.cmd(`MAIL FROM:<${sender(l)}>`, 250);
       for (let i = 0; i < LIMITS.MAX_RECIPIENTS; i++) await many.cmd(`RCPT TO:<${others[i]}>`, 250);
-      replies.push(`${l} RCPT #${LIMITS.MAX_RECIPIENTS + 1} → ${(await many.cmd(`RCPT TO:<${others[LIMITS.MAX_RECIPIENTS]}>`)).last}`);
+      replies.push(
+        `${l} RCPT #${LIMITS.MAX_RECIPIENTS + 1} → ${(await many.cmd(`RCPT TO:<${others[LIMITS.MAX_RECIPIENTS]}>`)).last}`,
+      );
       many.close();
     }
     console.log(replies.join('\n'));
     const wrong = replies.filter((r) => !/→ (552 5\.3\.4|452 4\.5\.3) /.test(r));
-    zeroFigure(SUITE, 'SMTP abuse: oversize or too-many-recipient attempts not refused as RFC 1870 / 5321 say', wrong.length);
+    zeroFigure(
+      SUITE,
+      'SMTP abuse: oversize or too-many-recipient attempts not refused as RFC 1870 / 5321 say',
+      wrong.length,
+    );
     expect(wrong).toEqual([]);
     expect(await stored()).toEqual(before);
   });
@@ -264,20 +335,28 @@ describe('SMTP abuse', () => {
       const long = (await wire.cmd(`NOOP ${'x'.repeat(600)}`)).last;
       const longMail = (await wire.cmd(`MAIL FROM:<${sender(l)}> ${'X-PAD='.padEnd(600, 'p')}`)).last;
       const after = (await wire.cmd('NOOP')).last;
-      replies.push(`${l} 606-octet NOOP → ${long}`, `${l} 620-octet MAIL → ${longMail}`, `${l} NOOP after them → ${after}`);
+      replies.push(
+        `${l} 606-octet NOOP → ${long}`,
+        `${l} 620-octet MAIL → ${longMail}`,
+        `${l} NOOP after them → ${after}`,
+      );
       if (!long.startsWith('500 5.5.2') || !longMail.startsWith('500 5.5.2') || !after.startsWith('250')) wrong++;
 
       const before = await stored();
       await wire.cmd(`MAIL FROM:<${sender(l)}>`, 250);
       await wire.cmd(`RCPT TO:<${alice.address}>`, 250);
       await wire.cmd('DATA', 354);
-      wire.write(`From: ${sender(l)}\r\nTo: ${alice.address}\r\nSubject: long line\r\n\r\n${'z'.repeat(5_000)}\r\n.\r\n`);
+      wire.write(
+        `From: ${sender(l)}\r\nTo: ${alice.address}\r\nSubject: long line\r\n\r\n${'z'.repeat(5_000)}\r\n.\r\n`,
+      );
       const data = (await wire.reply()).last;
       replies.push(`${l} DATA with a 5 002-octet text line → ${data}`);
       if (!data.startsWith('250 ') || (await stored()).messages !== before.messages + 1) wrong++;
 
       const huge = await afterWriting(wire, `NOOP ${'h'.repeat(20_000)}\r\n`);
-      replies.push(`${l} 20 006-octet command → ${replyLines(huge.text).join(' | ')}${huge.closed ? ' (then closed)' : ''}`);
+      replies.push(
+        `${l} 20 006-octet command → ${replyLines(huge.text).join(' | ')}${huge.closed ? ' (then closed)' : ''}`,
+      );
       if (!/^421 /.test(replyLines(huge.text)[0] ?? '') || !huge.closed) wrong++;
       wire.close();
     }
@@ -292,40 +371,58 @@ describe('SMTP abuse', () => {
     if (!longAuth.startsWith('535 5.7.8')) wrong++;
     sub.close();
     console.log(replies.join('\n'));
-    zeroFigure(SUITE, 'SMTP abuse: long lines answered other than decided (500 5.5.2 over 512, 421 over 16 KiB, DATA lines accepted)', wrong);
+    zeroFigure(
+      SUITE,
+      'SMTP abuse: long lines answered other than decided (500 5.5.2 over 512, 421 over 16 KiB, DATA lines accepted)',
+      wrong,
+    );
     expect(wrong).toBe(0);
   });
 
   it('disconnects idle clients after SMTP_IDLE_TIMEOUT and byte-dribbling clients at SMTP_SESSION_TIMEOUT, on both ports', async () => {
-    const watch = (port: number, dribble: boolean) => new Promise<{ ms: number; last: string }>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      let text = '';
-      let t0 = 0;
-      let timer: NodeJS.Timeout | null = null;
-      socket.on('data', (d) => {
-        text += d.toString('latin1');
-        if (!t0 && text.includes('\r\n')) {
-          t0 = Date.now();
-          if (dribble) {
-            // EHLO then NOOPs, one byte a second: never idle for SMTP_IDLE_TIMEOUT.
-            const bytes = `EHLO dribbler.example\r\n${'NOOP\r\n'.repeat(100)}`;
-            let i = 0;
-            timer = setInterval(() => { if (i < bytes.length && !socket.destroyed) socket.write(bytes[i++]!); }, 1_000);
+    const watch = (port: number, dribble: boolean) =>
+      new Promise<{ ms: number; last: string }>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let text = '';
+        let t0 = 0;
+        let timer: NodeJS.Timeout | null = null;
+        socket.on('data', (d) => {
+          text += d.toString('latin1');
+          if (!t0 && text.includes('\r\n')) {
+            t0 = Date.now();
+            if (dribble) {
+              // EHLO then NOOPs, one byte a second: never idle for SMTP_IDLE_TIMEOUT.
+              const bytes = `EHLO dribbler.example\r\n${'NOOP\r\n'.repeat(100)}`;
+              let i = 0;
+              timer = setInterval(() => {
+                if (i < bytes.length && !socket.destroyed) socket.write(bytes[i++]!);
+              }, 1_000);
+            }
           }
-        }
+        });
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          if (timer) clearInterval(timer);
+          resolve({ ms: Date.now() - t0, last: replyLines(text).at(-1) ?? text });
+        });
       });
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        if (timer) clearInterval(timer);
-        resolve({ ms: Date.now() - t0, last: replyLines(text).at(-1) ?? text });
-      });
-    });
-    const runs = await Promise.all(PORTS.flatMap((l) => [watch(portOf(l), false).then((r) => ({ l, kind: 'idle', ...r })), watch(portOf(l), true).then((r) => ({ l, kind: 'dribbling 1 byte/s', ...r }))]));
+    const runs = await Promise.all(
+      PORTS.flatMap((l) => [
+        watch(portOf(l), false).then((r) => ({ l, kind: 'idle', ...r })),
+        watch(portOf(l), true).then((r) => ({ l, kind: 'dribbling 1 byte/s', ...r })),
+      ]),
+    );
     let over = 0;
     for (const r of runs) {
       const limit = r.kind === 'idle' ? LIMITS.SMTP_IDLE_TIMEOUT_MS : LIMITS.SMTP_SESSION_TIMEOUT_MS;
       console.log(`${r.l} ${r.kind}: closed after ${r.ms} ms (limit ${limit} ms), last reply ${r.last}`);
-      recordFigure({ suite: SUITE, name: `SMTP abuse: ${r.kind} client on ${r.l} disconnected after`, value: `${r.ms} ms: ${r.last}`, target: `≤ ${limit} ms + 2 s, 421`, pass: r.ms <= limit + 2_000 && r.last.startsWith('421') });
+      recordFigure({
+        suite: SUITE,
+        name: `SMTP abuse: ${r.kind} client on ${r.l} disconnected after`,
+        value: `${r.ms} ms: ${r.last}`,
+        target: `≤ ${limit} ms + 2 s, 421`,
+        pass: r.ms <= limit + 2_000 && r.last.startsWith('421'),
+      });
       if (r.ms > limit + 2_000 || !r.last.startsWith('421')) over++;
       // The bound is the rule here (SMTP_IDLE_TIMEOUT, SMTP_SESSION_TIMEOUT), with 2 s for a loaded machine.
       expect(r.ms).toBeLessThanOrEqual(limit + 2_000);
@@ -337,25 +434,40 @@ describe('SMTP abuse', () => {
   it('holds 1 000 concurrent connections to SMTP_MAX_CONNECTIONS (421 for the rest), per client too, with bounded memory, storing nothing', async () => {
     const before = await stored();
     const pid = proc.pid()!;
-    const open = (port: number, localAddress: string) => new Promise<{ socket: net.Socket; first: string }>((resolve) => {
-      const socket = net.connect({ port, host: '127.0.0.1', localAddress });
-      let text = '';
-      let done = false;
-      const finish = () => { if (!done) { done = true; resolve({ socket, first: text.split('\r\n')[0] || '(closed without a reply)' }); } };
-      socket.on('data', (d) => { text += d.toString('latin1'); if (text.includes('\r\n')) finish(); });
-      socket.on('error', finish);
-      socket.on('close', finish);
-      socket.setTimeout(15_000, () => { text ||= '(no greeting within 15 s)'; finish(); });
-    });
+    const open = (port: number, localAddress: string) =>
+      new Promise<{ socket: net.Socket; first: string }>((resolve) => {
+        const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+        let text = '';
+        let done = false;
+        const finish = () => {
+          if (!done) {
+            done = true;
+            resolve({ socket, first: text.split('\r\n')[0] || '(closed without a reply)' });
+          }
+        };
+        socket.on('data', (d) => {
+          text += d.toString('latin1');
+          if (text.includes('\r\n')) finish();
+        });
+        socket.on('error', finish);
+        socket.on('close', finish);
+        socket.setTimeout(15_000, () => {
+          text ||= '(no greeting within 15 s)';
+          finish();
+        });
+      });
     for (const l of PORTS) {
       const meter = new ProcessMeter(pid);
       const baseline = Math.round(rssMb(pid));
       meter.start();
       // 20 loopback addresses × 50 connections: each stays within the per-client cap, together 5× the listener's cap.
-      const all = await Promise.all(Array.from({ length: 1_000 }, (_, i) => open(portOf(l), `127.0.0.${10 + (i % 20)}`)));
+      const all = await Promise.all(
+        Array.from({ length: 1_000 }, (_, i) => open(portOf(l), `127.0.0.${10 + (i % 20)}`)),
+      );
       const accepted = all.filter((c) => c.first.startsWith('220')).length;
       const refusals = new Map<string, number>();
-      for (const c of all.filter((x) => !x.first.startsWith('220'))) refusals.set(c.first, (refusals.get(c.first) ?? 0) + 1);
+      for (const c of all.filter((x) => !x.first.startsWith('220')))
+        refusals.set(c.first, (refusals.get(c.first) ?? 0) + 1);
       // One client over its own cap while the listener is full of others: refused either way.
       const usage = meter.stop();
       for (const c of all) c.socket.destroy();
@@ -365,10 +477,27 @@ describe('SMTP abuse', () => {
       await fresh.ehlo();
       fresh.close();
       const refusalText = [...refusals].map(([r, n]) => `${n}× ${r}`).join('; ');
-      console.log(`${l}: 1 000 concurrent connections: ${accepted} greeted, refused: ${refusalText}; RSS ${baseline} → peak ${usage.peakRssMb} MB`);
+      console.log(
+        `${l}: 1 000 concurrent connections: ${accepted} greeted, refused: ${refusalText}; RSS ${baseline} → peak ${usage.peakRssMb} MB`,
+      );
       const bombMb = usage.peakRssMb - baseline;
-      recordFigure({ suite: SUITE, name: `SMTP abuse: 1 000 concurrent connections on ${l} (cap ${LIMITS.SMTP_MAX_CONNECTIONS})`, value: `${accepted} greeted, ${1_000 - accepted} refused (${refusalText})`, target: `≤ ${LIMITS.SMTP_MAX_CONNECTIONS} greeted, the rest 421 4.7.0`, pass: accepted <= LIMITS.SMTP_MAX_CONNECTIONS && accepted > 0 && [...refusals.keys()].every((r) => r.startsWith('421 4.7.0 ')) });
-      recordFigure({ suite: SUITE, name: `SMTP abuse: server memory during 1 000 connections on ${l}`, value: `+${bombMb} MB (peak ${usage.peakRssMb} MB RSS)`, target: '< 256 MB', pass: bombMb < 256 });
+      recordFigure({
+        suite: SUITE,
+        name: `SMTP abuse: 1 000 concurrent connections on ${l} (cap ${LIMITS.SMTP_MAX_CONNECTIONS})`,
+        value: `${accepted} greeted, ${1_000 - accepted} refused (${refusalText})`,
+        target: `≤ ${LIMITS.SMTP_MAX_CONNECTIONS} greeted, the rest 421 4.7.0`,
+        pass:
+          accepted <= LIMITS.SMTP_MAX_CONNECTIONS &&
+          accepted > 0 &&
+          [...refusals.keys()].every((r) => r.startsWith('421 4.7.0 ')),
+      });
+      recordFigure({
+        suite: SUITE,
+        name: `SMTP abuse: server memory during 1 000 connections on ${l}`,
+        value: `+${bombMb} MB (peak ${usage.peakRssMb} MB RSS)`,
+        target: '< 256 MB',
+        pass: bombMb < 256,
+      });
       expect(accepted).toBeGreaterThan(0);
       expect(accepted).toBeLessThanOrEqual(LIMITS.SMTP_MAX_CONNECTIONS);
       expect([...refusals.keys()].filter((r) => !r.startsWith('421 4.7.0 '))).toEqual([]);
@@ -376,12 +505,22 @@ describe('SMTP abuse', () => {
     }
 
     // Per client: 60 connections from one address, with room on the listener, get 50 sessions.
-    const one = await Promise.all(Array.from({ length: LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT + 10 }, () => open(proc.ports.mx, '127.0.0.99')));
+    const one = await Promise.all(
+      Array.from({ length: LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT + 10 }, () => open(proc.ports.mx, '127.0.0.99')),
+    );
     const greeted = one.filter((c) => c.first.startsWith('220')).length;
     const refused = one.filter((c) => !c.first.startsWith('220')).map((c) => c.first);
     for (const c of one) c.socket.destroy();
-    console.log(`one client, ${one.length} connections: ${greeted} greeted, refused: ${[...new Set(refused)].join('; ')}`);
-    recordFigure({ suite: SUITE, name: `SMTP abuse: ${one.length} connections from one client (cap ${LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT})`, value: `${greeted} greeted, ${refused.length} refused (${[...new Set(refused)].join('; ')})`, target: `${LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT} greeted, the rest 421 4.7.0`, pass: greeted === LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT && refused.every((r) => r.startsWith('421 4.7.0')) });
+    console.log(
+      `one client, ${one.length} connections: ${greeted} greeted, refused: ${[...new Set(refused)].join('; ')}`,
+    );
+    recordFigure({
+      suite: SUITE,
+      name: `SMTP abuse: ${one.length} connections from one client (cap ${LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT})`,
+      value: `${greeted} greeted, ${refused.length} refused (${[...new Set(refused)].join('; ')})`,
+      target: `${LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT} greeted, the rest 421 4.7.0`,
+      pass: greeted === LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT && refused.every((r) => r.startsWith('421 4.7.0')),
+    });
     expect(greeted).toBe(LIMITS.SMTP_MAX_CONNECTIONS_PER_CLIENT);
     expect(refused.every((r) => r.startsWith('421 4.7.0 '))).toBe(true);
     expect(await stored()).toEqual(before);

@@ -73,34 +73,62 @@ beforeAll(async () => {
   resDir = mkdtempSync(path.join(tmpdir(), 'mbx-secrecy-res-'));
   const agentPassword = `agent-${randomBytes(6).toString('hex')}`;
   passwords.add(agentPassword);
-  writeFileSync(path.join(resDir, 'tenant.yaml'), [
-    'apiVersion: mailbox-service.dev/v1alpha1', 'kind: Domain', 'metadata: { name: secrecy }', `spec: { domain: ${domain}, sendRateLimitPerMinute: 100000 }`, '---',
-    'apiVersion: v1', 'kind: Secret', 'metadata: { name: agent-password }', 'type: Opaque', `stringData: { password: ${agentPassword} }`, '---',
-    'apiVersion: mailbox-service.dev/v1alpha1', 'kind: Mailbox', 'metadata: { name: agent }',
-    `spec: { address: agent@${domain}, displayName: Agent, passwordSecretRef: { name: agent-password, key: password } }`, '',
-  ].join('\n'));
+  writeFileSync(
+    path.join(resDir, 'tenant.yaml'),
+    [
+      'apiVersion: mailbox-service.dev/v1alpha1',
+      'kind: Domain',
+      'metadata: { name: secrecy }',
+      `spec: { domain: ${domain}, sendRateLimitPerMinute: 100000 }`,
+      '---',
+      'apiVersion: v1',
+      'kind: Secret',
+      'metadata: { name: agent-password }',
+      'type: Opaque',
+      `stringData: { password: ${agentPassword} }`,
+      '---',
+      'apiVersion: mailbox-service.dev/v1alpha1',
+      'kind: Mailbox',
+      'metadata: { name: agent }',
+      `spec: { address: agent@${domain}, displayName: Agent, passwordSecretRef: { name: agent-password, key: password } }`,
+      '',
+    ].join('\n'),
+  );
   const env = {
-    DATABASE_URL: scratch.url, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'debug',
+    DATABASE_URL: scratch.url,
+    MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'debug',
     // Bad tokens are part of the workload; the failure budget is brute-force.test.ts's subject.
     AUTH_FAILURES_PER_15M: '100000',
   };
-  B = await serviceProcess({ ...env, MAILBOX_DATA_DIR: bData, MAILBOX_RESOURCES_DIR: resDir }, 'api,smtp,realtime,worker');
+  B = await serviceProcess(
+    { ...env, MAILBOX_DATA_DIR: bData, MAILBOX_RESOURCES_DIR: resDir },
+    'api,smtp,realtime,worker',
+  );
   await B.start();
   A = await serviceProcess(env, 'api,realtime');
   await A.start();
   // Declared resources: the reconciler writes the domain and bootstrap tokens as file secrets.
   const secret = (name: string) => {
     const file = path.join(bData, 'secrets', 'default', `${name}.json`);
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { accessToken?: string }).accessToken : undefined;
+    return existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as { accessToken?: string }).accessToken
+      : undefined;
   };
   domainToken = await waitFor('domain token secret', () => secret('secrecy-domain-token'));
   const agentToken = await waitFor('agent token secret', () => secret('agent-mailbox-token'));
   tokens.add(domainToken).add(agentToken);
-  const agentRow = (await onA(domainToken).get('/api/domain/mailboxes?limit=10')).body.data.items.find((m: any) => m.address === `agent@${domain}`);
+  const agentRow = (await onA(domainToken).get('/api/domain/mailboxes?limit=10')).body.data.items.find(
+    (m: any) => m.address === `agent@${domain}`,
+  );
   agent = { mailboxId: agentRow.mailboxId, address: agentRow.address, token: agentToken };
   const created = seen(await onA(domainToken).post('/api/mailboxes', { address: `bob@${domain}`, displayName: 'Bob' }));
   expect(created.status).toBe(201);
-  bob = { mailboxId: created.body.data.mailbox.mailboxId, address: created.body.data.mailbox.address, token: created.body.data.initialAccessToken };
+  bob = {
+    mailboxId: created.body.data.mailbox.mailboxId,
+    address: created.body.data.mailbox.address,
+    token: created.body.data.initialAccessToken,
+  };
 });
 
 afterAll(async () => {
@@ -112,9 +140,13 @@ afterAll(async () => {
 
 /** A token for the agent minted through the domain routes on A (every mailbox scope). */
 async function agentToken(name: string, o: { expiresAtTs?: number } = {}): Promise<{ token: string; tokenId: string }> {
-  const res = seen(await onA(domainToken).post(`/api/domain/mailboxes/${agent.mailboxId}/access-tokens`, {
-    tokenName: name, scopes: ['MailboxRead', 'MailboxSend', 'MailboxDelete', 'AttachmentWrite', 'TokenManage'], ...o,
-  }));
+  const res = seen(
+    await onA(domainToken).post(`/api/domain/mailboxes/${agent.mailboxId}/access-tokens`, {
+      tokenName: name,
+      scopes: ['MailboxRead', 'MailboxSend', 'MailboxDelete', 'AttachmentWrite', 'TokenManage'],
+      ...o,
+    }),
+  );
   expect(res.status).toBe(201);
   return { token: res.body.data.accessToken, tokenId: res.body.data.tokenId };
 }
@@ -124,7 +156,12 @@ const revokeOnA = async (tokenId: string) => {
   expect(res.status).toBe(200);
 };
 
-async function smtpLogin(port: number, user: string, token: string, method: 'PLAIN' | 'LOGIN' = 'PLAIN'): Promise<{ wire: SmtpWire; code: number }> {
+async function smtpLogin(
+  port: number,
+  user: string,
+  token: string,
+  method: 'PLAIN' | 'LOGIN' = 'PLAIN',
+): Promise<{ wire: SmtpWire; code: number }> {
   wireSecrets.add(Buffer.from(`\0${user}\0${token}`).toString('base64')).add(Buffer.from(token).toString('base64'));
   const wire = await SmtpWire.connect(port);
   const reply = await wire.login(user, token, method);
@@ -142,7 +179,11 @@ async function smtpSend(wire: SmtpWire, from: string, to: string, subject: strin
 
 async function mcp(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'secrecy', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
   return client;
 }
 
@@ -159,7 +200,9 @@ describe('revoked while in use: refused within 1 s (revoked on A, used on B thro
       const deadline = Date.now() + 10_000;
       const loop = (async () => {
         while (!refusedAt && Date.now() < deadline) {
-          const r = await http.request('GET', `${B.url}/api/messages?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+          const r = await http.request('GET', `${B.url}/api/messages?limit=1`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
           if (r.status === 401) refusedAt = performance.now();
           else if (r.status === 200) served++;
           else throw new Error(`unexpected ${r.status}`);
@@ -239,10 +282,21 @@ describe('revoked while in use: refused within 1 s (revoked on A, used on B thro
   });
 
   it('figures', () => {
-    for (const [channel, label] of [['http', 'HTTP keep-alive'], ['smtp', 'SMTP session (next transaction)'], ['mcp', 'MCP client'], ['socket', 'Socket.IO (disconnect)']] as const) {
+    for (const [channel, label] of [
+      ['http', 'HTTP keep-alive'],
+      ['smtp', 'SMTP session (next transaction)'],
+      ['mcp', 'MCP client'],
+      ['socket', 'Socket.IO (disconnect)'],
+    ] as const) {
       const runs = timings[channel]!;
       const max = Math.max(...runs);
-      recordFigure({ suite: SUITE, name: `revoked on A while in use on B → refused, max of ${runs.length}: ${label}`, value: runs.length ? `${Math.round(max)} ms` : 'not measured', target: `≤ ${REVOKE_LIMIT_MS} ms`, pass: runs.length === ROUNDS && max <= REVOKE_LIMIT_MS });
+      recordFigure({
+        suite: SUITE,
+        name: `revoked on A while in use on B → refused, max of ${runs.length}: ${label}`,
+        value: runs.length ? `${Math.round(max)} ms` : 'not measured',
+        target: `≤ ${REVOKE_LIMIT_MS} ms`,
+        pass: runs.length === ROUNDS && max <= REVOKE_LIMIT_MS,
+      });
     }
     for (const runs of Object.values(timings)) {
       expect(runs).toHaveLength(ROUNDS);
@@ -257,35 +311,76 @@ describe('no plaintext token or password at rest or in the logs', () => {
     // ---- governance and login on A ----
     const bobPassword = `bob-${randomBytes(6).toString('hex')}`;
     passwords.add(bobPassword);
-    expect((await onA(domainToken).post(`/api/domain/mailboxes/${bob.mailboxId}/password`, { password: bobPassword })).status).toBe(200);
+    expect(
+      (await onA(domainToken).post(`/api/domain/mailboxes/${bob.mailboxId}/password`, { password: bobPassword }))
+        .status,
+    ).toBe(200);
     // bob's bootstrap token is revealable with the default scopes, so login hands it out again.
-    expect(seen(await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: bob.address, password: bobPassword })).body.data).toMatchObject({ reused: true, accessToken: bob.token });
+    expect(
+      seen(await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: bob.address, password: bobPassword }))
+        .body.data,
+    ).toMatchObject({ reused: true, accessToken: bob.token });
     // carol's bootstrap token is disabled first, so her login mints a token, and reuses it next time.
     const carol = seen(await onA(domainToken).post('/api/domain/mailboxes', { address: `carol@${domain}` }));
     expect(carol.status).toBe(201);
     const carolId = carol.body.data.mailbox.mailboxId;
-    await onA(domainToken).post(`/api/domain/mailboxes/${carolId}/access-tokens/${carol.body.data.initialAccessTokenId}/disable`);
+    await onA(domainToken).post(
+      `/api/domain/mailboxes/${carolId}/access-tokens/${carol.body.data.initialAccessTokenId}/disable`,
+    );
     const carolPassword = `carol-${randomBytes(6).toString('hex')}`;
     passwords.add(carolPassword);
-    expect((await onA(domainToken).post(`/api/domain/mailboxes/${carolId}/password`, { password: carolPassword })).status).toBe(200);
-    const minted = seen(await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: carol.body.data.mailbox.address, password: carolPassword }));
+    expect(
+      (await onA(domainToken).post(`/api/domain/mailboxes/${carolId}/password`, { password: carolPassword })).status,
+    ).toBe(200);
+    const minted = seen(
+      await onA().post('/api/mailbox/auth/login/password', {
+        mailboxAddress: carol.body.data.mailbox.address,
+        password: carolPassword,
+      }),
+    );
     expect(minted.body.data.reused).toBe(false);
-    const reused = seen(await onB().post('/api/mailbox/auth/login/password', { mailboxAddress: carol.body.data.mailbox.address, password: carolPassword }));
+    const reused = seen(
+      await onB().post('/api/mailbox/auth/login/password', {
+        mailboxAddress: carol.body.data.mailbox.address,
+        password: carolPassword,
+      }),
+    );
     expect(reused.body.data).toMatchObject({ reused: true, accessToken: minted.body.data.accessToken });
     const agentPassword = [...passwords][0]!;
-    seen(await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: agent.address, password: agentPassword }));
-    expect((await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: bob.address, password: agentPassword })).status).toBe(401);
-    const child = seen(await onA(bob.token).post('/api/mailbox/access-tokens', { tokenName: 'derived', scopes: ['MailboxRead'] }));
+    seen(
+      await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: agent.address, password: agentPassword }),
+    );
+    expect(
+      (await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: bob.address, password: agentPassword }))
+        .status,
+    ).toBe(401);
+    const child = seen(
+      await onA(bob.token).post('/api/mailbox/access-tokens', { tokenName: 'derived', scopes: ['MailboxRead'] }),
+    );
     expect(child.status).toBe(201);
-    expect(seen(await onB(bob.token).post(`/api/mailbox/access-tokens/${child.body.data.tokenId}/reveal`)).body.data.accessToken).toBe(child.body.data.accessToken);
+    expect(
+      seen(await onB(bob.token).post(`/api/mailbox/access-tokens/${child.body.data.tokenId}/reveal`)).body.data
+        .accessToken,
+    ).toBe(child.body.data.accessToken);
     seen(await onB(bob.token).get('/api/mailbox/access-tokens'));
     expect((await onA(child.body.data.accessToken).get('/api/messages?limit=1')).status).toBe(200);
     await onA(bob.token).post(`/api/mailbox/access-tokens/${child.body.data.tokenId}/disable`);
     expect((await onA(child.body.data.accessToken).get('/api/messages')).status).toBe(401);
-    expect((await onA(bob.token).post(`/api/mailbox/access-tokens/${child.body.data.tokenId}/reveal`)).status).toBe(409);
+    expect((await onA(bob.token).post(`/api/mailbox/access-tokens/${child.body.data.tokenId}/reveal`)).status).toBe(
+      409,
+    );
     await onA(bob.token).delete(`/api/mailbox/access-tokens/${child.body.data.tokenId}`);
-    const byDomain = seen(await onA(domainToken).post(`/api/domain/mailboxes/${bob.mailboxId}/access-tokens`, { tokenName: 'by-domain', scopes: ['MailboxRead', 'MailboxSend'] }));
-    seen(await onB(domainToken).post(`/api/domain/mailboxes/${bob.mailboxId}/access-tokens/${byDomain.body.data.tokenId}/reveal`));
+    const byDomain = seen(
+      await onA(domainToken).post(`/api/domain/mailboxes/${bob.mailboxId}/access-tokens`, {
+        tokenName: 'by-domain',
+        scopes: ['MailboxRead', 'MailboxSend'],
+      }),
+    );
+    seen(
+      await onB(domainToken).post(
+        `/api/domain/mailboxes/${bob.mailboxId}/access-tokens/${byDomain.body.data.tokenId}/reveal`,
+      ),
+    );
     seen(await onB(domainToken).get(`/api/domain/mailboxes/${bob.mailboxId}/access-tokens`));
     const soonExpiry = Date.now() + 1500;
     const soon = await agentToken('expires-soon', { expiresAtTs: soonExpiry });
@@ -299,7 +394,11 @@ describe('no plaintext token or password at rest or in the logs', () => {
     const s2 = await smtpLogin(B.ports.submission, bob.address, byDomain.body.data.accessToken, 'LOGIN');
     expect(s2.code).toBe(235);
     s2.wire.close();
-    for (const [user, pass] of [[agent.address, mintTokenPlaintext('mailbox')], [agent.address, agentPassword], [bob.address, agent.token]] as const) {
+    for (const [user, pass] of [
+      [agent.address, mintTokenPlaintext('mailbox')],
+      [agent.address, agentPassword],
+      [bob.address, agent.token],
+    ] as const) {
       const s = await smtpLogin(B.ports.submission, user, pass);
       expect(s.code).toBe(535);
       s.wire.close();
@@ -308,7 +407,10 @@ describe('no plaintext token or password at rest or in the logs', () => {
     // ---- MCP on B ----
     const client = await mcp(B.url, revealable.token);
     await client.listTools();
-    const sent = await client.callTool({ name: 'send_mail', arguments: { toAddress: bob.address, subject: 'over mcp', bodyText: 'hi' } });
+    const sent = await client.callTool({
+      name: 'send_mail',
+      arguments: { toAddress: bob.address, subject: 'over mcp', bodyText: 'hi' },
+    });
     expect(sent.isError).toBeFalsy();
     await client.callTool({ name: 'list_messages', arguments: { limit: 5 } });
     await client.close();
@@ -318,24 +420,39 @@ describe('no plaintext token or password at rest or in the logs', () => {
     const rec = await subscribe(B.url, { auth: { token: bob.token } });
     rec.socket.close();
     expect((await refusal(connect(B.url, { auth: { token: mintTokenPlaintext('domain') } }))).code).toBe(401);
-    expect((await refusal(connect(B.url, { auth: { token: bob.token }, query: { access_token: bob.token } }))).code).toBe(400);
+    expect(
+      (await refusal(connect(B.url, { auth: { token: bob.token }, query: { access_token: bob.token } }))).code,
+    ).toBe(400);
     const viaHeader = await subscribe(B.url, { headers: { authorization: `Bearer ${revealable.token}` } });
     viaHeader.socket.close();
 
     // ---- bad tokens and errors on both processes ----
     await sleep(Math.max(0, soonExpiry + 100 - Date.now()));
     expect((await onA(soon.token).get('/api/messages')).status).toBe(401); // expired
-    for (const bad of ['mbxm_short', mintTokenPlaintext('mailbox'), mintTokenPlaintext('domain'), `${bob.token}x`, bob.token.toLowerCase()]) {
+    for (const bad of [
+      'mbxm_short',
+      mintTokenPlaintext('mailbox'),
+      mintTokenPlaintext('domain'),
+      `${bob.token}x`,
+      bob.token.toLowerCase(),
+    ]) {
       expect((await onB(bad).get('/api/messages')).status).toBe(401);
     }
-    const raw = await fetch(`${B.url}/api/messages`, { headers: { authorization: `Basic ${Buffer.from(`bob:${bob.token}`).toString('base64')}` } });
+    const raw = await fetch(`${B.url}/api/messages`, {
+      headers: { authorization: `Basic ${Buffer.from(`bob:${bob.token}`).toString('base64')}` },
+    });
     expect(raw.status).toBe(401);
     expect((await onA(bob.token).get(`/api/messages?access_token=${bob.token}`)).status).toBeLessThan(500);
     expect((await onB(bob.token).get('/api/no-such-route')).status).toBe(404);
     expect((await onB(bob.token).post('/api/messages/send', `{"toAddress": "${bob.token}"`)).status).toBe(400);
-    expect((await onB(bob.token).post('/api/mailbox/access-tokens', { tokenName: 'x', scopes: [bob.token] })).status).toBe(400);
+    expect(
+      (await onB(bob.token).post('/api/mailbox/access-tokens', { tokenName: 'x', scopes: [bob.token] })).status,
+    ).toBe(400);
     expect((await onA(bob.token).put('/api/messages/send', {})).status).toBe(405);
-    expect((await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: bob.address, password: bob.token })).status).toBe(401);
+    expect(
+      (await onA().post('/api/mailbox/auth/login/password', { mailboxAddress: bob.address, password: bob.token }))
+        .status,
+    ).toBe(401);
     await sleep(1500); // usage stamps and outbox work settle before the dump
 
     // ---- the scan ----
@@ -343,26 +460,58 @@ describe('no plaintext token or password at rest or in the logs', () => {
     await B.stop();
     const dump = await pgDump(scratch.url);
     const logs = [...A.logs(), ...B.logs()].join('\n');
-    const events = new Set(logs.split('\n').flatMap((l) => { try { return [JSON.parse(l).event as string]; } catch { return []; } }));
+    const events = new Set(
+      logs.split('\n').flatMap((l) => {
+        try {
+          return [JSON.parse(l).event as string];
+        } catch {
+          return [];
+        }
+      }),
+    );
     // The capture works: the token and login paths did log, at debug level too.
-    expect([...events]).toEqual(expect.arrayContaining(['token.revealed', 'token.disabled', 'token.deleted', 'login.minted', 'login.reused', 'login.failed', 'smtp.auth_failed', 'smtp.session_token_revoked']));
-    expect(events.has('resource.reconciled') || events.has('resource.applied') || [...events].some((e) => e.startsWith('resource.'))).toBe(true);
+    expect([...events]).toEqual(
+      expect.arrayContaining([
+        'token.revealed',
+        'token.disabled',
+        'token.deleted',
+        'login.minted',
+        'login.reused',
+        'login.failed',
+        'smtp.auth_failed',
+        'smtp.session_token_revoked',
+      ]),
+    );
+    expect(
+      events.has('resource.reconciled') ||
+        events.has('resource.applied') ||
+        [...events].some((e) => e.startsWith('resource.')),
+    ).toBe(true);
     // The encrypted reveal column was in the dump, holding ciphertext of still revealable tokens.
     const cipherRows = dumpTable(dump, 'access_token').filter((row) => row.plaintext_cipher !== '\\N');
     expect(cipherRows.length).toBeGreaterThan(0);
 
-    const secrets = [...tokens].map((t) => ({ kind: 'token', value: t })).concat([...passwords].map((p) => ({ kind: 'password', value: p })));
+    const secrets = [...tokens]
+      .map((t) => ({ kind: 'token', value: t }))
+      .concat([...passwords].map((p) => ({ kind: 'password', value: p })));
     expect(tokens.size).toBeGreaterThanOrEqual(10);
     const findings = [...scan('dump', dump, secrets), ...scan('logs', logs, secrets)];
     // The scan can see a leak: one token planted as plain text, as bytea hex and in a log line is found three times.
     const planted = [...tokens][0]!;
-    expect(scan('control', `${dump}\n${Buffer.from(planted).toString('hex')}\n{"event":"x","token":"${planted}"}`, secrets).length).toBeGreaterThanOrEqual(3);
+    expect(
+      scan('control', `${dump}\n${Buffer.from(planted).toString('hex')}\n{"event":"x","token":"${planted}"}`, secrets)
+        .length,
+    ).toBeGreaterThanOrEqual(3);
     // And the dump does hold the token rows: their public 12-character prefixes are there (one token was deleted).
     expect([...tokens].filter((t) => dump.includes(t.slice(0, 12))).length).toBeGreaterThanOrEqual(tokens.size - 1);
 
     const dumpBytes = Buffer.byteLength(dump);
     const logBytes = Buffer.byteLength(logs);
-    zeroFigure(SUITE, `plaintext tokens/passwords in pg_dump (${dumpBytes} B, encrypted reveal column included: ${cipherRows.length} rows) and debug logs of 2 processes (${logBytes} B); ${tokens.size} tokens + ${passwords.size} passwords as plain/base64/hex, SMTP AUTH blobs, pattern mbx[md]_ + ≥8 base62`, findings.length);
+    zeroFigure(
+      SUITE,
+      `plaintext tokens/passwords in pg_dump (${dumpBytes} B, encrypted reveal column included: ${cipherRows.length} rows) and debug logs of 2 processes (${logBytes} B); ${tokens.size} tokens + ${passwords.size} passwords as plain/base64/hex, SMTP AUTH blobs, pattern mbx[md]_ + ≥8 base62`,
+      findings.length,
+    );
     expect(findings).toEqual([]);
   });
 });
@@ -376,8 +525,13 @@ function scan(where: string, text: string, secrets: Array<{ kind: string; value:
   const findings: string[] = [];
   for (const { kind, value } of secrets) {
     const needle = kind === 'token' ? value.slice(12) : value;
-    const forms = { plain: needle, base64: Buffer.from(value).toString('base64'), hex: Buffer.from(value).toString('hex') };
-    for (const [form, f] of Object.entries(forms)) if (text.includes(f)) findings.push(`${where}: ${kind} ${value.slice(0, 12)}… as ${form}`);
+    const forms = {
+      plain: needle,
+      base64: Buffer.from(value).toString('base64'),
+      hex: Buffer.from(value).toString('hex'),
+    };
+    for (const [form, f] of Object.entries(forms))
+      if (text.includes(f)) findings.push(`${where}: ${kind} ${value.slice(0, 12)}… as ${form}`);
   }
   for (const blob of wireSecrets) if (text.includes(blob)) findings.push(`${where}: an SMTP AUTH blob`);
   for (const m of text.match(LEAK_RE) ?? []) findings.push(`${where}: token-shaped ${m.slice(0, 12)}…`);
@@ -393,7 +547,9 @@ function pgDump(url: string): Promise<string> {
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => (err += c));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(Buffer.concat(out).toString('utf8')) : reject(new Error(`pg_dump exited ${code}: ${err}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(Buffer.concat(out).toString('utf8')) : reject(new Error(`pg_dump exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -402,5 +558,8 @@ function dumpTable(dump: string, table: string): Array<Record<string, string>> {
   const m = new RegExp(`^COPY public\\.${table} \\(([^)]*)\\) FROM stdin;\\n([\\s\\S]*?)^\\\\\\.$`, 'm').exec(dump);
   if (!m) return [];
   const columns = m[1]!.split(', ').map((c) => c.replace(/"/g, ''));
-  return m[2]!.split('\n').filter(Boolean).map((line) => Object.fromEntries(line.split('\t').map((v, i) => [columns[i]!, v])));
+  return m[2]!
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Object.fromEntries(line.split('\t').map((v, i) => [columns[i]!, v])));
 }

@@ -18,7 +18,11 @@ let drop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   const scratch = ENGINE === 'postgres' ? await createScratchDatabase() : undefined;
   drop = scratch?.drop;
-  config = loadConfig({ MAILBOX_DATA_DIR: dataDir, MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'), ...(scratch ? { DATABASE_URL: scratch.url } : {}) });
+  config = loadConfig({
+    MAILBOX_DATA_DIR: dataDir,
+    MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
+    ...(scratch ? { DATABASE_URL: scratch.url } : {}),
+  });
 });
 afterAll(async () => {
   await drop?.();
@@ -26,7 +30,8 @@ afterAll(async () => {
 });
 
 const apply = (target: string) => applyManifestsOnce(config, target, { log: silentLogger });
-const secret = (name: string) => JSON.parse(readFileSync(path.join(dataDir, 'secrets', 'default', `${name}.json`), 'utf8'));
+const secret = (name: string) =>
+  JSON.parse(readFileSync(path.join(dataDir, 'secrets', 'default', `${name}.json`), 'utf8'));
 
 describe('applyManifestsOnce', () => {
   it('applies a file and prints one line per resource', async () => {
@@ -42,23 +47,33 @@ describe('applyManifestsOnce', () => {
 
   it('is a no-op the second time: same tokens', async () => {
     const before = [secret('example-test-domain-token').tokenId, secret('agent-mailbox-token').tokenId];
-    expect((await apply('resources/example.yaml')).split('\n').at(-1)).toBe('3 resources: 0 created, 0 updated, 3 unchanged, 0 failed');
+    expect((await apply('resources/example.yaml')).split('\n').at(-1)).toBe(
+      '3 resources: 0 created, 0 updated, 3 unchanged, 0 failed',
+    );
     expect([secret('example-test-domain-token').tokenId, secret('agent-mailbox-token').tokenId]).toEqual(before);
   });
 
   it('applies what it can from a directory and fails with a summary naming each problem', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mbx-apply-dir-'));
-    const mailbox = (name: string, address: string) => `apiVersion: mailbox-service.dev/v1alpha1\nkind: Mailbox\nmetadata: { name: ${name} }\nspec: { address: "${address}", displayName: ${name} }\n`;
+    const mailbox = (name: string, address: string) =>
+      `apiVersion: mailbox-service.dev/v1alpha1\nkind: Mailbox\nmetadata: { name: ${name} }\nspec: { address: "${address}", displayName: ${name} }\n`;
     writeFileSync(path.join(dir, 'good.yaml'), mailbox('ops', 'ops@example.test'));
     writeFileSync(path.join(dir, 'orphan.yaml'), mailbox('orphan', 'x@nowhere.test'));
     writeFileSync(path.join(dir, 'broken.yaml'), mailbox('broken', 'not an address'));
-    const error = await apply(dir).then(() => null, (err: unknown) => err);
+    const error = await apply(dir).then(
+      () => null,
+      (err: unknown) => err,
+    );
     rmSync(dir, { recursive: true, force: true });
     expect(error).toBeInstanceOf(ApplyFailedError);
     const lines = (error as ApplyFailedError).summary.split('\n');
     expect(lines).toContain('Mailbox default/ops: created');
-    expect(lines.find((l) => l.startsWith('Mailbox default/orphan:'))).toMatch(/failed \(DomainNotFound: domain nowhere\.test/);
-    expect(lines.find((l) => l.startsWith('invalid manifest'))).toContain(`${path.join(dir, 'broken.yaml')}: document 1 (line 1): Mailbox broken: spec.address`);
+    expect(lines.find((l) => l.startsWith('Mailbox default/orphan:'))).toMatch(
+      /failed \(DomainNotFound: domain nowhere\.test/,
+    );
+    expect(lines.find((l) => l.startsWith('invalid manifest'))).toContain(
+      `${path.join(dir, 'broken.yaml')}: document 1 (line 1): Mailbox broken: spec.address`,
+    );
     expect(lines.at(-1)).toBe('2 resources: 1 created, 0 updated, 0 unchanged, 1 failed; 1 invalid manifests');
     expect(secret('ops-mailbox-token').accessToken).toMatch(/^mbxm_/);
   });

@@ -12,7 +12,11 @@ import { sql } from '../../src/storage/database.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mbx-resources-'));
 const logs: Array<{ level: string; event: string; fields: Record<string, unknown> }> = [];
-const capture = (level: string) => (event: string, fields: Record<string, unknown> = {}) => { logs.push({ level, event, fields }); };
+const capture =
+  (level: string) =>
+  (event: string, fields: Record<string, unknown> = {}) => {
+    logs.push({ level, event, fields });
+  };
 const log: Logger = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
 
 let server: TestServer;
@@ -33,13 +37,27 @@ const statusOf = (kind: string, name: string) => {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).status : null;
 };
 const login = (mailboxAddress: string, password: string) =>
-  server.runtime.services.login.login({ mailboxAddress, password }, null).then(() => true, () => false);
-const mailboxRow = (address: string) => db().one(sql<{ id: string; display_name: string; disabled_at: string | null }>`
+  server.runtime.services.login.login({ mailboxAddress, password }, null).then(
+    () => true,
+    () => false,
+  );
+const mailboxRow = (address: string) =>
+  db().one(sql<{ id: string; display_name: string; disabled_at: string | null }>`
   select id, display_name, disabled_at from mailbox where address = ${address}`);
 const activeAddresses = async (table: 'mailbox_alias' | 'sender_identity', mailboxId: string) =>
-  (await db().rows(sql<{ address: string }>`select address from ${sql.table(table)} where mailbox_id = ${mailboxId} and is_active order by address`)).map((r) => r.address);
+  (
+    await db().rows(
+      sql<{
+        address: string;
+      }>`select address from ${sql.table(table)} where mailbox_id = ${mailboxId} and is_active order by address`,
+    )
+  ).map((r) => r.address);
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 15_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -52,19 +70,30 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null | undefine
 /** Waits until the directory source has run another pass over `name` after this call. */
 async function nextPass(name: string) {
   const from = logs.length;
-  return waitFor(`a pass over ${name}`, () => logs.slice(from).find((l) => l.event.startsWith('resource.') && l.fields.name === name && 'outcome' in l.fields));
+  return waitFor(`a pass over ${name}`, () =>
+    logs.slice(from).find((l) => l.event.startsWith('resource.') && l.fields.name === name && 'outcome' in l.fields),
+  );
 }
 
-const mailboxYaml = (name: string, spec: string) => `apiVersion: mailbox-service.dev/v1alpha1\nkind: Mailbox\nmetadata: { name: ${name} }\nspec: ${spec}\n`;
+const mailboxYaml = (name: string, spec: string) =>
+  `apiVersion: mailbox-service.dev/v1alpha1\nkind: Mailbox\nmetadata: { name: ${name} }\nspec: ${spec}\n`;
 
 describe('the resources directory', () => {
   it('applies the quick-start manifests at start: domain, mailbox, alias, identities, secrets', async () => {
-    const domain = await db().one(sql<{ resource_key: string; send_rate_limit_per_minute: number }>`select resource_key, send_rate_limit_per_minute from domain where name = 'example.test'`);
+    const domain = await db().one(
+      sql<{
+        resource_key: string;
+        send_rate_limit_per_minute: number;
+      }>`select resource_key, send_rate_limit_per_minute from domain where name = 'example.test'`,
+    );
     expect(domain).toEqual({ resource_key: 'default/example-test', send_rate_limit_per_minute: 60 });
     const agent = (await mailboxRow('agent@example.test'))!;
     expect(agent).toMatchObject({ display_name: 'Agent', disabled_at: null });
     expect(await activeAddresses('mailbox_alias', agent.id)).toEqual(['assistant@example.test']);
-    expect(await activeAddresses('sender_identity', agent.id)).toEqual(['agent@example.test', 'assistant@example.test']);
+    expect(await activeAddresses('sender_identity', agent.id)).toEqual([
+      'agent@example.test',
+      'assistant@example.test',
+    ]);
 
     for (const name of ['example-test-domain-token', 'agent-mailbox-token', 'agent-password']) {
       expect(statSync(secretPath(name)).mode & 0o777).toBe(0o600);
@@ -72,24 +101,44 @@ describe('the resources directory', () => {
     expect(statSync(path.dirname(secretPath('x'))).mode & 0o777).toBe(0o700);
     const domainSecret = secret('example-test-domain-token');
     expect(Object.keys(domainSecret).sort()).toEqual(['accessToken', 'expiresAtTs', 'tokenId']);
-    expect(Number(domainSecret.expiresAtTs)).toBeGreaterThan(Date.now());
+    // CONTRACT: file secrets carry …Ts as integer milliseconds (Kubernetes Secrets stay strings).
+    expect(Number.isInteger(domainSecret.expiresAtTs)).toBe(true);
+    expect(domainSecret.expiresAtTs).toBeGreaterThan(Date.now());
+    expect(Number.isInteger(secret('agent-mailbox-token').expiresAtTs)).toBe(true);
 
-    const created = await server.api(domainSecret.accessToken).post('/api/mailboxes', { address: 'bot@example.test', displayName: 'Bot' });
+    const created = await server
+      .api(domainSecret.accessToken)
+      .post('/api/mailboxes', { address: 'bot@example.test', displayName: 'Bot' });
     expect(created.status).toBe(201);
     const mailboxToken = secret('agent-mailbox-token').accessToken;
     expect((await server.api(mailboxToken).get('/api/mailbox/access-tokens')).status).toBe(200);
     expect(await login('agent@example.test', 'agent-password-123')).toBe(true);
-    expect(statusOf('mailbox', 'agent')).toMatchObject({ conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled' }], mailboxId: agent.id, tokenSecretName: 'agent-mailbox-token' });
+    expect(statusOf('mailbox', 'agent')).toMatchObject({
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled' }],
+      mailboxId: agent.id,
+      tokenSecretName: 'agent-mailbox-token',
+    });
   });
 
   it('re-applying is a no-op: same tokens, no new rows', async () => {
-    const count = async () => (await db().one(sql<{ n: string }>`select (select count(*) from access_token) + (select count(*) from mailbox_alias)
+    const count = async () =>
+      (await db().one(sql<{
+        n: string;
+      }>`select (select count(*) from access_token) + (select count(*) from mailbox_alias)
       + (select count(*) from sender_identity) + (select count(*) from mailbox) as n`))!.n;
-    const before = { rows: await count(), domain: secret('example-test-domain-token').tokenId, mailbox: secret('agent-mailbox-token').tokenId };
+    const before = {
+      rows: await count(),
+      domain: secret('example-test-domain-token').tokenId,
+      mailbox: secret('agent-mailbox-token').tokenId,
+    };
     const pass = nextPass('agent');
     writeFileSync(path.join(dir, 'example.yaml'), readFileSync('resources/example.yaml'));
     expect((await pass).fields.outcome).toBe('unchanged');
-    expect({ rows: await count(), domain: secret('example-test-domain-token').tokenId, mailbox: secret('agent-mailbox-token').tokenId }).toEqual(before);
+    expect({
+      rows: await count(),
+      domain: secret('example-test-domain-token').tokenId,
+      mailbox: secret('agent-mailbox-token').tokenId,
+    }).toEqual(before);
   });
 
   it('picks up an edit within seconds: display name and aliases converge, dropped aliases deactivate', async () => {
@@ -105,19 +154,27 @@ describe('the resources directory', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(await activeAddresses('mailbox_alias', agent.id)).toEqual(['helper@example.test']);
     expect(await activeAddresses('sender_identity', agent.id)).toEqual(['agent@example.test', 'helper@example.test']);
-    const old = await db().one(sql<{ is_active: boolean }>`select is_active from mailbox_alias where address = 'assistant@example.test'`);
+    const old = await db().one(
+      sql<{ is_active: boolean }>`select is_active from mailbox_alias where address = 'assistant@example.test'`,
+    );
     expect(old).toEqual({ is_active: false }); // kept, inactive
   });
 
   it('a changed password Secret changes the password', async () => {
-    const edited = readFileSync(path.join(dir, 'example.yaml'), 'utf8').replace('password: agent-password-123', 'password: a-new-password-456');
+    const edited = readFileSync(path.join(dir, 'example.yaml'), 'utf8').replace(
+      'password: agent-password-123',
+      'password: a-new-password-456',
+    );
     writeFileSync(path.join(dir, 'example.yaml'), edited);
     await waitFor('the new password', () => login('agent@example.test', 'a-new-password-456'));
     expect(await login('agent@example.test', 'agent-password-123')).toBe(false);
   });
 
   it('a hand-written password secret file is picked up, and its absence is Ready False', async () => {
-    writeFileSync(path.join(dir, 'hand.yaml'), mailboxYaml('hand', '{ address: hand@example.test, passwordSecretRef: { name: hand-password, key: pw } }'));
+    writeFileSync(
+      path.join(dir, 'hand.yaml'),
+      mailboxYaml('hand', '{ address: hand@example.test, passwordSecretRef: { name: hand-password, key: pw } }'),
+    );
     await waitFor('SecretNotFound', () => statusOf('mailbox', 'hand')?.conditions[0].reason === 'SecretNotFound');
     expect(existsSync(secretPath('hand-mailbox-token'))).toBe(true); // the rest converged meanwhile
     writeFileSync(secretPath('hand-password'), JSON.stringify({ pw: 'hand-written-pw' }), { mode: 0o600 });
@@ -129,13 +186,19 @@ describe('the resources directory', () => {
     writeFileSync(path.join(dir, 'later.yaml'), mailboxYaml('later', '{ address: someone@later.test }'));
     await waitFor('DomainNotFound', () => statusOf('mailbox', 'later')?.conditions[0].reason === 'DomainNotFound');
     expect(await mailboxRow('someone@later.test')).toBeUndefined();
-    writeFileSync(path.join(dir, 'later-domain.yaml'), 'apiVersion: mailbox-service.dev/v1alpha1\nkind: Domain\nmetadata: { name: later }\nspec: { domain: later.test }\n');
+    writeFileSync(
+      path.join(dir, 'later-domain.yaml'),
+      'apiVersion: mailbox-service.dev/v1alpha1\nkind: Domain\nmetadata: { name: later }\nspec: { domain: later.test }\n',
+    );
     await waitFor('the mailbox', () => mailboxRow('someone@later.test'));
     await waitFor('Ready', () => statusOf('mailbox', 'later')?.conditions[0].status === 'True');
   });
 
   it('reports a malformed manifest, applies the others, and deletes nothing while it is broken', async () => {
-    const bad = mailboxYaml('survivor', '{ address: survivor@example.test }') + '---\n' + mailboxYaml('broken', '{ address: not an address }');
+    const bad =
+      mailboxYaml('survivor', '{ address: survivor@example.test }') +
+      '---\n' +
+      mailboxYaml('broken', '{ address: not an address }');
     writeFileSync(path.join(dir, 'bad.yaml'), bad);
     await waitFor('the valid document', () => mailboxRow('survivor@example.test'));
     const reported = logs.find((l) => l.event === 'resource.manifest_invalid');
@@ -152,7 +215,10 @@ describe('the resources directory', () => {
 
     // Fixing the broken file completes the listing, so the removal of hand.yaml now takes effect.
     writeFileSync(path.join(dir, 'bad.yaml'), mailboxYaml('survivor', '{ address: survivor@example.test }'));
-    await waitFor('the removed mailbox to be disabled', async () => (await mailboxRow('hand@example.test'))?.disabled_at);
+    await waitFor(
+      'the removed mailbox to be disabled',
+      async () => (await mailboxRow('hand@example.test'))?.disabled_at,
+    );
     const denied = await server.api(handToken).get('/api/mailbox/access-tokens');
     expect(denied.status).toBe(401);
     // The secret and status files go after the rows; under load that can take a moment.
@@ -164,7 +230,15 @@ describe('the resources directory', () => {
     const domainToken = secret('example-test-domain-token').accessToken;
     const mailboxToken = secret('agent-mailbox-token').accessToken;
     rmSync(path.join(dir, 'example.yaml'));
-    await waitFor('the domain to be disabled', async () => (await db().one(sql<{ disabled_at: string | null }>`select disabled_at from domain where name = 'example.test'`))?.disabled_at);
+    await waitFor(
+      'the domain to be disabled',
+      async () =>
+        (
+          await db().one(
+            sql<{ disabled_at: string | null }>`select disabled_at from domain where name = 'example.test'`,
+          )
+        )?.disabled_at,
+    );
     await waitFor('the mailbox to be disabled', async () => (await mailboxRow('agent@example.test'))?.disabled_at);
     expect((await server.api(domainToken).get('/api/mailbox/access-tokens')).status).toBe(401);
     expect((await server.api(mailboxToken).get('/api/mailbox/access-tokens')).status).toBe(401);

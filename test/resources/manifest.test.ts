@@ -23,9 +23,16 @@ describe('resources/example.yaml', () => {
     expect(set.complete).toBe(true);
     const [domain] = set.domains;
     const [mailbox] = set.mailboxes;
-    expect(domain).toMatchObject({ metadata: { name: 'example-test', namespace: 'default' }, spec: { domain: 'example.test' } });
+    expect(domain).toMatchObject({
+      metadata: { name: 'example-test', namespace: 'default' },
+      spec: { domain: 'example.test' },
+    });
     expect(tokenSecretNameOf(domain!)).toBe('example-test-domain-token');
-    expect(mailbox!.spec).toMatchObject({ address: 'agent@example.test', aliases: ['assistant@example.test'], passwordSecretRef: { name: 'agent-password', key: 'password' } });
+    expect(mailbox!.spec).toMatchObject({
+      address: 'agent@example.test',
+      aliases: ['assistant@example.test'],
+      passwordSecretRef: { name: 'agent-password', key: 'password' },
+    });
     expect(tokenSecretNameOf(mailbox!)).toBe('agent-mailbox-token');
     expect(secretDataOf(set.secrets[0]!)).toEqual({ password: 'agent-password-123' });
   });
@@ -76,6 +83,29 @@ spec:
     expect(message).toContain('spec.passwordSecretRef.name');
   });
 
+  it('reads spec.policy with the API schema: patterns, approval modes, unknown fields', () => {
+    const doc = (policy: string) => `apiVersion: mailbox-service.dev/v1alpha1
+kind: Mailbox
+metadata: { name: agent }
+spec:
+  address: agent@x.test
+  policy: ${policy}`;
+    const good = parseManifests(doc("{ blockedRecipients: ['@*.Spam.test'], approval: external }"), 'p.yaml');
+    expect(good.errors).toEqual([]);
+    const declared = good.manifests[0]!.manifest as { spec: { policy?: unknown } };
+    // Defaults filled in: a declared policy is the whole policy (docs/api.md).
+    expect(declared.spec.policy).toMatchObject({
+      blockedRecipients: ['@*.spam.test'],
+      approval: 'external',
+      allowedRecipients: [],
+    });
+    const bad = parseManifests(doc("{ allowedRecipients: ['x.test'], approval: sometimes, quota: 1 }"), 'p.yaml');
+    const message = bad.errors[0]!.message;
+    expect(message).toContain('spec.policy.allowedRecipients[0]: must be user@domain, @domain or @*.domain');
+    expect(message).toContain('spec.policy.approval');
+    expect(message).toContain('quota');
+  });
+
   it('decodes Secret data (base64) and lets stringData win', () => {
     const text = `apiVersion: v1
 kind: Secret
@@ -92,7 +122,8 @@ describe('loadManifests', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'nested'));
     mkdirSync(path.join(dir, '..2024_01_01'));
-    const domain = (name: string, d: string) => `apiVersion: mailbox-service.dev/v1alpha1\nkind: Domain\nmetadata: { name: ${name} }\nspec: { domain: ${d} }\n`;
+    const domain = (name: string, d: string) =>
+      `apiVersion: mailbox-service.dev/v1alpha1\nkind: Domain\nmetadata: { name: ${name} }\nspec: { domain: ${d} }\n`;
     writeFileSync(path.join(dir, 'a.yaml'), domain('one', 'one.test'));
     writeFileSync(path.join(dir, 'nested', 'b.yml'), domain('two', 'two.test') + '---\n' + domain('one', 'again.test'));
     writeFileSync(path.join(dir, '..2024_01_01', 'a.yaml'), domain('hidden', 'hidden.test'));

@@ -10,30 +10,54 @@ export class MemorySecretStore implements SecretStore {
   readonly data = new Map<string, Record<string, string>>();
   readonly owners = new Map<string, ResourceRef>();
   puts = 0;
-  async get(namespace: string, name: string) { return this.data.get(`${namespace}/${name}`) ?? null; }
+  async get(namespace: string, name: string) {
+    return this.data.get(`${namespace}/${name}`) ?? null;
+  }
   async put(namespace: string, name: string, data: Record<string, string>, owner: ResourceRef) {
     this.puts++;
     this.data.set(`${namespace}/${name}`, { ...data });
     this.owners.set(`${namespace}/${name}`, owner);
   }
-  async delete(namespace: string, name: string) { this.data.delete(`${namespace}/${name}`); }
+  async delete(namespace: string, name: string) {
+    this.data.delete(`${namespace}/${name}`);
+  }
 }
 
 export class MemoryStatusSink implements StatusSink {
   readonly reports: Array<{ ref: ResourceRef; status: ResourceStatus }> = [];
-  async report(ref: ResourceRef, status: ResourceStatus) { this.reports.push({ ref, status }); }
+  async report(ref: ResourceRef, status: ResourceStatus) {
+    this.reports.push({ ref, status });
+  }
   last(name: string): ResourceStatus | undefined {
     return [...this.reports].reverse().find((r) => r.ref.name === name)?.status;
   }
 }
 
 /** Builds one resource from YAML, as a manifest file or the Kubernetes API would carry it. */
-export function domainResource(name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): DomainResource {
-  return parseOne({ apiVersion: 'mailbox-service.dev/v1alpha1', kind: 'Domain', metadata: { name, ...metadata }, spec }) as DomainResource;
+export function domainResource(
+  name: string,
+  spec: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): DomainResource {
+  return parseOne({
+    apiVersion: 'mailbox-service.dev/v1alpha1',
+    kind: 'Domain',
+    metadata: { name, ...metadata },
+    spec,
+  }) as DomainResource;
 }
 
-export function mailboxResource(name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): MailboxResource {
-  return parseOne({ apiVersion: 'mailbox-service.dev/v1alpha1', kind: 'Mailbox', metadata: { name, ...metadata }, spec }) as MailboxResource;
+export function mailboxResource(
+  name: string,
+  spec: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): MailboxResource {
+  return parseOne({
+    apiVersion: 'mailbox-service.dev/v1alpha1',
+    kind: 'Mailbox',
+    metadata: { name, ...metadata },
+    spec,
+  }) as MailboxResource;
 }
 
 function parseOne(obj: unknown) {

@@ -10,8 +10,12 @@ import { MemorySecretStore, MemoryStatusSink, domainResource, mailboxResource } 
 // the Kubernetes ones: idempotence, adoption, conflicts, token keep/re-mint/renew, deletion.
 
 let server: TestServer;
-beforeAll(async () => { server = await startTestServer(); });
-afterAll(async () => { await server?.close(); });
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
 
 const DAY = 86_400_000;
 
@@ -19,28 +23,55 @@ function setup(clock = new ManualClock()) {
   const s = server.runtime.services;
   const secrets = new MemorySecretStore();
   const status = new MemoryStatusSink();
-  const reconciler = new ResourceReconciler({ db: s.db, tokens: s.tokens, clock, log: s.log, secrets, status, domainTokenTtlMs: 90 * DAY, mailboxTokenTtlMs: 90 * DAY });
+  const reconciler = new ResourceReconciler({
+    db: s.db,
+    tokens: s.tokens,
+    minter: s.tokenMinter,
+    clock,
+    log: s.log,
+    secrets,
+    status,
+    domainTokenTtlMs: 90 * DAY,
+    mailboxTokenTtlMs: 90 * DAY,
+  });
   const domainName = `r${randomBytes(4).toString('hex')}.test`;
   return { s, secrets, status, reconciler, clock, domainName };
 }
 
 const authenticates = async (token: string | undefined) =>
-  server.runtime.services.tokens.authenticate(token, null).then(() => true, () => false);
+  server.runtime.services.tokenAuth.authenticate(token, null).then(
+    () => true,
+    () => false,
+  );
 
-const count = async (query: ReturnType<typeof sql<{ n: string }>>) => Number((await server.runtime.services.db.one(query))!.n);
+const count = async (query: ReturnType<typeof sql<{ n: string }>>) =>
+  Number((await server.runtime.services.db.one(query))!.n);
 
 describe('ResourceReconciler', () => {
   it('converges a Domain and a Mailbox, then a second reconcile changes nothing', async () => {
     const { secrets, status, reconciler, domainName } = setup();
-    const domain = domainResource('d', { domain: domainName, sendRateLimitPerMinute: 30 }, { generation: 4, uid: 'uid-1' });
+    const domain = domainResource(
+      'd',
+      { domain: domainName, sendRateLimitPerMinute: 30 },
+      { generation: 4, uid: 'uid-1' },
+    );
     const mailbox = mailboxResource('m', { address: `m@${domainName}`, aliases: [`alias@${domainName}`] });
-    expect(await reconciler.reconcileDomain(domain)).toMatchObject({ outcome: 'created', ready: true, reason: 'Reconciled' });
+    expect(await reconciler.reconcileDomain(domain)).toMatchObject({
+      outcome: 'created',
+      ready: true,
+      reason: 'Reconciled',
+    });
     expect(await reconciler.reconcileMailbox(mailbox)).toMatchObject({ outcome: 'created', ready: true });
     expect(secrets.owners.get('default/d-domain-token')).toMatchObject({ kind: 'Domain', name: 'd', uid: 'uid-1' });
     const domainSecret = secrets.data.get('default/d-domain-token')!;
     expect(Object.keys(domainSecret).sort()).toEqual(['accessToken', 'expiresAtTs', 'tokenId']);
     expect(await authenticates(domainSecret.accessToken)).toBe(true);
-    expect(status.last('d')).toMatchObject({ observedGeneration: 4, domainId: expect.stringMatching(/^dom_/), tokenSecretName: 'd-domain-token', conditions: [{ type: 'Ready', status: 'True' }] });
+    expect(status.last('d')).toMatchObject({
+      observedGeneration: 4,
+      domainId: expect.stringMatching(/^dom_/),
+      tokenSecretName: 'd-domain-token',
+      conditions: [{ type: 'Ready', status: 'True' }],
+    });
 
     const reports = status.reports.length;
     const puts = secrets.puts;
@@ -53,28 +84,54 @@ describe('ResourceReconciler', () => {
   it('adopts a mailbox created through the API and keeps its existing tokens', async () => {
     const { reconciler, domainName, secrets } = setup();
     await reconciler.reconcileDomain(domainResource('adopt-d', { domain: domainName }));
-    const domainToken = secrets.data.get('default/adopt-d-domain-token')!.accessToken;
+    const domainToken = secrets.data.get('default/adopt-d-domain-token')!.accessToken!;
     const made = await server.createMailbox(domainToken, `api@${domainName}`, 'From API');
-    const result = await reconciler.reconcileMailbox(mailboxResource('api', { address: `api@${domainName}`, displayName: 'Declared' }));
+    const result = await reconciler.reconcileMailbox(
+      mailboxResource('api', { address: `api@${domainName}`, displayName: 'Declared' }),
+    );
     expect(result).toMatchObject({ outcome: 'updated', ready: true, mailboxId: made.mailboxId });
-    const row = await server.runtime.services.db.one(sql<{ resource_key: string; display_name: string }>`select resource_key, display_name from mailbox where id = ${made.mailboxId}`);
+    const row = await server.runtime.services.db.one(
+      sql<{
+        resource_key: string;
+        display_name: string;
+      }>`select resource_key, display_name from mailbox where id = ${made.mailboxId}`,
+    );
     expect(row).toEqual({ resource_key: 'default/api', display_name: 'Declared' });
     expect(await authenticates(made.token)).toBe(true);
   });
 
   it('reports conflicts and a missing Domain as Ready False without writing', async () => {
     const { reconciler, domainName, status } = setup();
-    expect(await reconciler.reconcileMailbox(mailboxResource('early', { address: `early@${domainName}` })))
-      .toMatchObject({ outcome: 'failed', ready: false, reason: 'DomainNotFound' });
+    expect(
+      await reconciler.reconcileMailbox(mailboxResource('early', { address: `early@${domainName}` })),
+    ).toMatchObject({ outcome: 'failed', ready: false, reason: 'DomainNotFound' });
     expect(status.last('early')!.conditions[0]).toMatchObject({ status: 'False', reason: 'DomainNotFound' });
     await reconciler.reconcileDomain(domainResource('c-d', { domain: domainName }));
-    expect(await reconciler.reconcileDomain(domainResource('c-d2', { domain: domainName }))).toMatchObject({ ready: false, reason: 'DomainConflict' });
-    expect(await reconciler.reconcileDomain(domainResource('c-d', { domain: `other-${domainName}` }))).toMatchObject({ ready: false, reason: 'SpecImmutable' });
-    await reconciler.reconcileMailbox(mailboxResource('one', { address: `one@${domainName}`, aliases: [`shared@${domainName}`] }));
-    expect(await reconciler.reconcileMailbox(mailboxResource('two', { address: `one@${domainName}` }))).toMatchObject({ ready: false, reason: 'AddressConflict' });
-    const aliasClash = await reconciler.reconcileMailbox(mailboxResource('three', { address: `three@${domainName}`, aliases: [`shared@${domainName}`, `own@${domainName}`] }));
+    expect(await reconciler.reconcileDomain(domainResource('c-d2', { domain: domainName }))).toMatchObject({
+      ready: false,
+      reason: 'DomainConflict',
+    });
+    expect(await reconciler.reconcileDomain(domainResource('c-d', { domain: `other-${domainName}` }))).toMatchObject({
+      ready: false,
+      reason: 'SpecImmutable',
+    });
+    await reconciler.reconcileMailbox(
+      mailboxResource('one', { address: `one@${domainName}`, aliases: [`shared@${domainName}`] }),
+    );
+    expect(await reconciler.reconcileMailbox(mailboxResource('two', { address: `one@${domainName}` }))).toMatchObject({
+      ready: false,
+      reason: 'AddressConflict',
+    });
+    const aliasClash = await reconciler.reconcileMailbox(
+      mailboxResource('three', {
+        address: `three@${domainName}`,
+        aliases: [`shared@${domainName}`, `own@${domainName}`],
+      }),
+    );
     expect(aliasClash).toMatchObject({ outcome: 'created', ready: false, reason: 'AliasConflict' });
-    expect(await count(sql`select count(*) as n from mailbox_alias where address = ${`own@${domainName}`} and is_active`)).toBe(1);
+    expect(
+      await count(sql`select count(*) as n from mailbox_alias where address = ${`own@${domainName}`} and is_active`),
+    ).toBe(1);
   });
 
   it('keeps a valid token, re-mints for a disabled token or a lost secret, and renews one close to expiry', async () => {
@@ -112,16 +169,32 @@ describe('ResourceReconciler', () => {
     const created = await reconciler.reconcileMailbox(res);
     const token = secrets.data.get('default/del-mailbox-token')!.accessToken;
     const ref = { kind: 'Mailbox' as const, namespace: 'default', name: 'del' };
-    expect(await reconciler.deleteMailbox(ref, { tokenSecretName: 'del-mailbox-token' })).toMatchObject({ outcome: 'deleted' });
+    expect(await reconciler.deleteMailbox(ref, { tokenSecretName: 'del-mailbox-token' })).toMatchObject({
+      outcome: 'deleted',
+    });
     expect(await reconciler.deleteMailbox(ref)).toMatchObject({ outcome: 'unchanged' });
     expect(await authenticates(token)).toBe(false);
     expect(secrets.data.has('default/del-mailbox-token')).toBe(false);
-    expect(await count(sql`select count(*) as n from mailbox where id = ${created.mailboxId!} and disabled_at is not null`)).toBe(1);
-    expect(await count(sql`select count(*) as n from sender_identity where mailbox_id = ${created.mailboxId!} and is_active`)).toBe(0);
+    expect(
+      await count(sql`select count(*) as n from mailbox where id = ${created.mailboxId!} and disabled_at is not null`),
+    ).toBe(1);
+    expect(
+      await count(
+        sql`select count(*) as n from sender_identity where mailbox_id = ${created.mailboxId!} and is_active`,
+      ),
+    ).toBe(0);
 
-    expect(await reconciler.reconcileMailbox(res)).toMatchObject({ outcome: 'updated', ready: true, mailboxId: created.mailboxId });
+    expect(await reconciler.reconcileMailbox(res)).toMatchObject({
+      outcome: 'updated',
+      ready: true,
+      mailboxId: created.mailboxId,
+    });
     expect(await authenticates(secrets.data.get('default/del-mailbox-token')!.accessToken)).toBe(true);
-    expect(await count(sql`select count(*) as n from sender_identity where mailbox_id = ${created.mailboxId!} and is_active`)).toBe(2);
+    expect(
+      await count(
+        sql`select count(*) as n from sender_identity where mailbox_id = ${created.mailboxId!} and is_active`,
+      ),
+    ).toBe(2);
   });
 
   it('deleting a Domain disables it and its domain token; its mailboxes then wait for it', async () => {
@@ -131,7 +204,9 @@ describe('ResourceReconciler', () => {
     const token = secrets.data.get('default/gone-d-domain-token')!.accessToken;
     await reconciler.deleteDomain({ kind: 'Domain', namespace: 'default', name: 'gone-d' });
     expect(await authenticates(token)).toBe(false);
-    expect(await reconciler.reconcileMailbox(mailboxResource('orphan', { address: `orphan@${domainName}` }))).toMatchObject({ reason: 'DomainNotFound' });
+    expect(
+      await reconciler.reconcileMailbox(mailboxResource('orphan', { address: `orphan@${domainName}` })),
+    ).toMatchObject({ reason: 'DomainNotFound' });
     expect(await reconciler.reconcileDomain(domain)).toMatchObject({ outcome: 'updated', ready: true });
     expect(await authenticates(secrets.data.get('default/gone-d-domain-token')!.accessToken)).toBe(true);
   });
@@ -139,13 +214,33 @@ describe('ResourceReconciler', () => {
   it('applies the password from its secret once, and again only when the value changes', async () => {
     const { s, reconciler, domainName, secrets } = setup();
     await reconciler.reconcileDomain(domainResource('pw-d', { domain: domainName }));
-    const res = mailboxResource('pw', { address: `pw@${domainName}`, passwordSecretRef: { name: 'pw-secret', key: 'password' } });
-    expect(await reconciler.reconcileMailbox(res)).toMatchObject({ outcome: 'created', ready: false, reason: 'SecretNotFound' });
-    await secrets.put('default', 'pw-secret', { password: 'short' }, { kind: 'Secret', namespace: 'default', name: 'pw-secret' });
+    const res = mailboxResource('pw', {
+      address: `pw@${domainName}`,
+      passwordSecretRef: { name: 'pw-secret', key: 'password' },
+    });
+    expect(await reconciler.reconcileMailbox(res)).toMatchObject({
+      outcome: 'created',
+      ready: false,
+      reason: 'SecretNotFound',
+    });
+    await secrets.put(
+      'default',
+      'pw-secret',
+      { password: 'short' },
+      { kind: 'Secret', namespace: 'default', name: 'pw-secret' },
+    );
     expect(await reconciler.reconcileMailbox(res)).toMatchObject({ ready: false, reason: 'PasswordInvalid' });
-    await secrets.put('default', 'pw-secret', { password: 'first-password' }, { kind: 'Secret', namespace: 'default', name: 'pw-secret' });
+    await secrets.put(
+      'default',
+      'pw-secret',
+      { password: 'first-password' },
+      { kind: 'Secret', namespace: 'default', name: 'pw-secret' },
+    );
     expect(await reconciler.reconcileMailbox(res)).toMatchObject({ outcome: 'updated', ready: true });
-    const hash = async () => (await s.db.one(sql<{ password_hash: string }>`select password_hash from mailbox where address = ${`pw@${domainName}`}`))!.password_hash;
+    const hash = async () =>
+      (await s.db.one(
+        sql<{ password_hash: string }>`select password_hash from mailbox where address = ${`pw@${domainName}`}`,
+      ))!.password_hash;
     const before = await hash();
     expect(await reconciler.reconcileMailbox(res)).toMatchObject({ outcome: 'unchanged' });
     expect(await hash()).toBe(before); // not re-hashed

@@ -25,16 +25,25 @@ beforeAll(async () => {
   const x = await server.createDomain();
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
 });
-afterAll(async () => { await server?.close(); await dns?.close(); });
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
 
 describe('hostile MIME through the MX port', () => {
   it('stores a message with NULs in its subject, sender name, Message-ID and body, without the NULs', async () => {
-    const raw = `From: "Ev\u0000e" <eve@sender.example>\r\nTo: ${alice.address}\r\nSubject: nul\u0000 subject\r\nMessage-ID: <nul\u0000id@sender.example>\r\n`
-      + `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nbody with a \u0000 NUL\r\n`;
+    const raw =
+      `From: "Ev\u0000e" <eve@sender.example>\r\nTo: ${alice.address}\r\nSubject: nul\u0000 subject\r\nMessage-ID: <nul\u0000id@sender.example>\r\n` +
+      `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nbody with a \u0000 NUL\r\n`;
     const { response } = await deliverToMx(mxPort(server), { from: 'eve@sender.example', to: alice.address }, raw);
     expect(response).toMatch(/^250 /);
-    const [row] = await q`select subject, from_display_name, internet_message_id, body_text from message where mailbox_id = ${alice.mailboxId} and subject like 'nul%'`;
-    expect(row).toMatchObject({ subject: 'nul subject', from_display_name: 'Eve', internet_message_id: '<nulid@sender.example>' });
+    const [row] =
+      await q`select subject, from_display_name, internet_message_id, body_text from message where mailbox_id = ${alice.mailboxId} and subject like 'nul%'`;
+    expect(row).toMatchObject({
+      subject: 'nul subject',
+      from_display_name: 'Eve',
+      internet_message_id: '<nulid@sender.example>',
+    });
     expect(row.body_text).toContain('body with a  NUL');
   });
 
@@ -49,24 +58,33 @@ describe('hostile MIME through the MX port', () => {
 
   it('refuses MIME headers over 1 MiB across all parts (554 5.6.0) before decoding them', async () => {
     const filename = Array.from({ length: 1_500 }, () => '=?utf-8?B?w6k=?=').join('\r\n ');
-    const parts = Array.from({ length: 50 }, () => `--e\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${filename}"\r\n\r\nx\r\n`).join('');
+    const parts = Array.from(
+      { length: 50 },
+      () =>
+        `--e\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${filename}"\r\n\r\nx\r\n`,
+    ).join('');
     const raw = `From: eve@sender.example\r\nTo: ${alice.address}\r\nSubject: headers\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="e"\r\n\r\n${parts}--e--\r\n`;
     expect(raw.length).toBeGreaterThan(1024 * 1024);
-    expect(await mxRefusal(mxPort(server), { from: 'eve@sender.example', to: alice.address }, raw)).toMatch(/^554 5\.6\.0 /);
+    expect(await mxRefusal(mxPort(server), { from: 'eve@sender.example', to: alice.address }, raw)).toMatch(
+      /^554 5\.6\.0 /,
+    );
   });
 });
 
 describe('hostile names and lines', () => {
   it('drops U+061C and the line and paragraph separators from attachment names, in the JSON and the download header', async () => {
     const name = 'a\u061Cb\u2028c\u2029d\u202E.txt';
-    const raw = `From: eve@sender.example\r\nTo: ${alice.address}\r\nSubject: bidi name\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="n"\r\n\r\n`
-      + `--n\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="=?utf-8?B?${Buffer.from(name).toString('base64')}?="\r\n\r\nx\r\n--n--\r\n`;
+    const raw =
+      `From: eve@sender.example\r\nTo: ${alice.address}\r\nSubject: bidi name\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="n"\r\n\r\n` +
+      `--n\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="=?utf-8?B?${Buffer.from(name).toString('base64')}?="\r\n\r\nx\r\n--n--\r\n`;
     await deliverToMx(mxPort(server), { from: 'eve@sender.example', to: alice.address }, raw);
     const [row] = await q`select id from message where mailbox_id = ${alice.mailboxId} and subject = 'bidi name'`;
     const detail = await server.api(alice.token).get(`/api/messages/${row.id}`);
     const attachment = detail.body.data.attachments[0];
     expect(attachment.filename).toBe('abcd.txt');
-    const res = await fetch(`${server.url}/api/messages/${row.id}/attachments/${attachment.attachmentId}`, { headers: { authorization: `Bearer ${alice.token}` } });
+    const res = await fetch(`${server.url}/api/messages/${row.id}/attachments/${attachment.attachmentId}`, {
+      headers: { authorization: `Bearer ${alice.token}` },
+    });
     await res.arrayBuffer();
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="abcd.txt"; filename*=UTF-8\'\'abcd.txt');
   });
@@ -83,7 +101,10 @@ describe('hostile names and lines', () => {
     await sub.ehlo();
     await sub.starttls();
     await sub.ehlo();
-    await sub.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${'t'.repeat(900)}`).toString('base64')}`, '535 5.7.8');
+    await sub.cmd(
+      `AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${'t'.repeat(900)}`).toString('base64')}`,
+      '535 5.7.8',
+    );
     sub.close();
   });
 

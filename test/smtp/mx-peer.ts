@@ -3,10 +3,20 @@ import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign } from 'mailauth';
 
 /** nodemailer as the remote MTA delivering to our MX port: raw bytes, opportunistic STARTTLS. */
-export async function deliverToMx(port: number, envelope: { from: string; to: string | string[] }, raw: string | Buffer): Promise<{ response: string }> {
+export async function deliverToMx(
+  port: number,
+  envelope: { from: string; to: string | string[] },
+  raw: string | Buffer,
+): Promise<{ response: string }> {
   const transport = nodemailer.createTransport({
-    host: '127.0.0.1', port, secure: false, name: 'peer.sender.example', tls: { rejectUnauthorized: false },
-    connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 60_000,
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    name: 'peer.sender.example',
+    tls: { rejectUnauthorized: false },
+    connectionTimeout: 5_000,
+    greetingTimeout: 5_000,
+    socketTimeout: 60_000,
   });
   try {
     const info = await transport.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw });
@@ -17,7 +27,11 @@ export async function deliverToMx(port: number, envelope: { from: string; to: st
 }
 
 /** The reply code and text of a refused delivery. */
-export async function mxRefusal(port: number, envelope: { from: string; to: string | string[] }, raw: string | Buffer): Promise<string> {
+export async function mxRefusal(
+  port: number,
+  envelope: { from: string; to: string | string[] },
+  raw: string | Buffer,
+): Promise<string> {
   try {
     const ok = await deliverToMx(port, envelope, raw);
     return `accepted: ${ok.response}`;
@@ -35,7 +49,11 @@ export function dkimKey(domain: string, selector = 'sel') {
     txt: `v=DKIM1; k=rsa; p=${p}`,
     async sign(raw: string): Promise<string> {
       // mailauth reads the keys from signatureData (its README), whatever its type declarations say.
-      const { signatures } = await dkimSign(raw, { signatureData: [{ signingDomain: domain, selector, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) }] } as any);
+      const { signatures } = await dkimSign(raw, {
+        signatureData: [
+          { signingDomain: domain, selector, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) },
+        ],
+      } as any);
       return signatures + raw;
     },
   };

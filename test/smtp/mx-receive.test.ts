@@ -13,7 +13,8 @@ let alice: { mailboxId: string; address: string; token: string };
 let bob: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
 const key = dkimKey('sender.example');
-const inboundOf = (mailboxId: string) => q`select * from message where mailbox_id = ${mailboxId} and direction = 'inbound' order by created_at`;
+const inboundOf = (mailboxId: string) =>
+  q`select * from message where mailbox_id = ${mailboxId} and direction = 'inbound' order by created_at`;
 
 beforeAll(async () => {
   dns = await startDnsStub({
@@ -30,21 +31,46 @@ beforeAll(async () => {
   await addAlias(server, alice.mailboxId, `sales@${x.name}`);
   await addAlias(server, alice.mailboxId, `old@${x.name}`, { active: false });
 });
-afterAll(async () => { await server?.close(); await dns?.close(); });
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
 
 describe('inbound MX', () => {
   it('stores mail for a hosted address with SPF, DKIM and DMARC verdicts, a Received header and message.received', async () => {
-    const raw = await key.sign(rfc5322({ from: 'Sender <news@sender.example>', to: alice.address, subject: 'Signed hello', headers: ['Message-ID: <signed-1@sender.example>'] }));
+    const raw = await key.sign(
+      rfc5322({
+        from: 'Sender <news@sender.example>',
+        to: alice.address,
+        subject: 'Signed hello',
+        headers: ['Message-ID: <signed-1@sender.example>'],
+      }),
+    );
     const { response } = await deliverToMx(mxPort(server), { from: 'bounce@sender.example', to: alice.address }, raw);
     expect(response).toMatch(/^250 2\.0\.0 /);
     const [row] = (await inboundOf(alice.mailboxId)).filter((r) => r.subject === 'Signed hello');
-    expect(row).toMatchObject({ from_address: 'news@sender.example', from_display_name: 'Sender', to_addresses: [alice.address], internet_message_id: '<signed-1@sender.example>', is_read: false });
-    expect(row.auth_results).toMatchObject({ spf: { result: 'pass' }, dkim: [{ result: 'pass', domain: 'sender.example', selector: 'sel' }], dmarc: { result: 'pass' } });
+    expect(row).toMatchObject({
+      from_address: 'news@sender.example',
+      from_display_name: 'Sender',
+      to_addresses: [alice.address],
+      internet_message_id: '<signed-1@sender.example>',
+      is_read: false,
+    });
+    expect(row.auth_results).toMatchObject({
+      spf: { result: 'pass' },
+      dkim: [{ result: 'pass', domain: 'sender.example', selector: 'sel' }],
+      dmarc: { result: 'pass' },
+    });
     expect(row.auth_results.headers).toMatch(/Authentication-Results: mail\.test;/);
     const rawText = (await server.runtime.services.blobs.get(row.raw_blob_key)).toString();
-    expect(rawText).toMatch(/^Received: from peer\.sender\.example \(\[127\.0\.0\.1\]\)\r\n\tby mail\.test with ESMTPS id /);
+    // CONTRACT: our Authentication-Results (authserv-id = SMTP_HOSTNAME) on top, with the trace fields.
+    expect(rawText).toMatch(
+      /^Authentication-Results: mail\.test;[^]*?\r\nReceived: from peer\.sender\.example \(\[127\.0\.0\.1\]\)\r\n\tby mail\.test with ESMTPS id /,
+    );
+    expect(rawText.indexOf('Authentication-Results:')).toBe(0);
     expect(rawText).toContain('DKIM-Signature:');
-    const events = await q`select type, payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.received'`;
+    const events =
+      await q`select type, payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.received'`;
     expect(events.some((e) => e.payload.data.messageId === row.id)).toBe(true);
   });
 
@@ -52,12 +78,24 @@ describe('inbound MX', () => {
     const raw = rfc5322({ from: 'ceo@forger.example', to: alice.address, subject: 'Forged' });
     await deliverToMx(mxPort(server), { from: 'ceo@forger.example', to: alice.address }, raw);
     const [row] = (await inboundOf(alice.mailboxId)).filter((r) => r.subject === 'Forged');
-    expect(row.auth_results).toMatchObject({ spf: { result: 'fail' }, dkim: [{ result: 'none' }], dmarc: { result: 'fail' } });
+    expect(row.auth_results).toMatchObject({
+      spf: { result: 'fail' },
+      dkim: [{ result: 'none' }],
+      dmarc: { result: 'fail' },
+    });
   });
 
   it('delivers to an active alias, one copy per mailbox even when primary and alias are both recipients', async () => {
-    const raw = rfc5322({ from: 'peer@sender.example', to: `sales@${x.name}, ${alice.address}, ${bob.address}`, subject: 'Fan-out' });
-    await deliverToMx(mxPort(server), { from: 'peer@sender.example', to: [`sales@${x.name}`, alice.address, bob.address] }, raw);
+    const raw = rfc5322({
+      from: 'peer@sender.example',
+      to: `sales@${x.name}, ${alice.address}, ${bob.address}`,
+      subject: 'Fan-out',
+    });
+    await deliverToMx(
+      mxPort(server),
+      { from: 'peer@sender.example', to: [`sales@${x.name}`, alice.address, bob.address] },
+      raw,
+    );
     expect((await inboundOf(alice.mailboxId)).filter((r) => r.subject === 'Fan-out')).toHaveLength(1);
     expect((await inboundOf(bob.mailboxId)).filter((r) => r.subject === 'Fan-out')).toHaveLength(1);
   });
@@ -69,19 +107,38 @@ describe('inbound MX', () => {
   });
 
   it('threads an inbound reply into the thread of the outbound message it answers', async () => {
-    const sent = await server.api(alice.token).post('/api/messages/send', sendBody('friend@sender.example', { subject: 'Thread root' }));
+    const sent = await server
+      .api(alice.token)
+      .post('/api/messages/send', sendBody('friend@sender.example', { subject: 'Thread root' }));
     const [parent] = await q`select internet_message_id from message where id = ${sent.body.data.messageId}`;
-    await deliverToMx(mxPort(server), { from: 'friend@sender.example', to: alice.address },
-      rfc5322({ from: 'friend@sender.example', to: alice.address, subject: 'Re: Thread root', headers: [`In-Reply-To: ${parent.internet_message_id}`, `References: ${parent.internet_message_id}`] }));
+    await deliverToMx(
+      mxPort(server),
+      { from: 'friend@sender.example', to: alice.address },
+      rfc5322({
+        from: 'friend@sender.example',
+        to: alice.address,
+        subject: 'Re: Thread root',
+        headers: [`In-Reply-To: ${parent.internet_message_id}`, `References: ${parent.internet_message_id}`],
+      }),
+    );
     const [reply] = (await inboundOf(alice.mailboxId)).filter((r) => r.subject === 'Re: Thread root');
-    expect(reply).toMatchObject({ thread_id: sent.body.data.threadId, in_reply_to_message_id: sent.body.data.messageId });
+    expect(reply).toMatchObject({
+      thread_id: sent.body.data.threadId,
+      in_reply_to_message_id: sent.body.data.messageId,
+    });
   });
 
   it('refuses unknown local parts (550 5.1.1), inactive aliases, and other domains (550 5.7.1)', async () => {
     const raw = rfc5322({ from: 'peer@sender.example', to: 'x' });
-    expect(await mxRefusal(mxPort(server), { from: 'peer@sender.example', to: `nobody@${x.name}` }, raw)).toMatch(/^550 5\.1\.1 /);
-    expect(await mxRefusal(mxPort(server), { from: 'peer@sender.example', to: `old@${x.name}` }, raw)).toMatch(/^550 5\.1\.1 /);
-    expect(await mxRefusal(mxPort(server), { from: 'peer@sender.example', to: 'someone@remote.example' }, raw)).toMatch(/^550 5\.7\.1 Relaying denied/);
+    expect(await mxRefusal(mxPort(server), { from: 'peer@sender.example', to: `nobody@${x.name}` }, raw)).toMatch(
+      /^550 5\.1\.1 /,
+    );
+    expect(await mxRefusal(mxPort(server), { from: 'peer@sender.example', to: `old@${x.name}` }, raw)).toMatch(
+      /^550 5\.1\.1 /,
+    );
+    expect(await mxRefusal(mxPort(server), { from: 'peer@sender.example', to: 'someone@remote.example' }, raw)).toMatch(
+      /^550 5\.7\.1 Relaying denied/,
+    );
   });
 });
 
@@ -128,7 +185,9 @@ describe('never an open relay, on either port', () => {
     const lines = await wire.ehlo('peer.sender.example');
     expect(lines.some((l) => l.startsWith('AUTH'))).toBe(false);
     expect(lines).toContain('STARTTLS');
-    expect((await wire.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`)).code).toBeGreaterThanOrEqual(500);
+    expect(
+      (await wire.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`)).code,
+    ).toBeGreaterThanOrEqual(500);
     wire.close();
   });
 });

@@ -23,7 +23,7 @@ export class SmtpWire {
   }
 
   /** `localAddress` binds the client side (e.g. 127.0.0.2: a second client address on loopback). */
-  static async connect(port: number, greeting: number | null = 220, localAddress?: string): Promise<SmtpWire> {
+  static async connect(port: number, greeting: number | string | null = 220, localAddress?: string): Promise<SmtpWire> {
     const socket = net.connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const wire = new SmtpWire(socket);
@@ -64,7 +64,10 @@ export class SmtpWire {
       if (Date.now() > deadline) throw new Error(`no reply; unread: ${JSON.stringify(this.buffer)}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-        this.waiters.push(() => { clearTimeout(t); resolve(); });
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
       });
     }
   }
@@ -72,7 +75,8 @@ export class SmtpWire {
   /** Reads a reply and checks it starts with `prefix` (`250`, `535 5.7.8 …`). */
   async expect(prefix: number | string): Promise<Reply> {
     const r = await this.reply();
-    if (!r.last.startsWith(String(prefix))) throw new Error(`expected ${prefix}, got ${r.lines.length > 1 ? JSON.stringify(r.lines) : r.last}`);
+    if (!r.last.startsWith(String(prefix)))
+      throw new Error(`expected ${prefix}, got ${r.lines.length > 1 ? JSON.stringify(r.lines) : r.last}`);
     return r;
   }
 
@@ -137,7 +141,15 @@ export class SmtpWire {
 /** A minimal RFC 5322 message with CRLF line endings. */
 export function rfc5322(o: { from: string; to: string; subject?: string; body?: string; headers?: string[] }): string {
   return [
-    `From: ${o.from}`, `To: ${o.to}`, `Subject: ${o.subject ?? 'Wire test'}`, 'Date: Mon, 02 Nov 2026 10:00:00 +0000',
-    'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', ...(o.headers ?? []), '', o.body ?? 'Hello over the wire.', '',
+    `From: ${o.from}`,
+    `To: ${o.to}`,
+    `Subject: ${o.subject ?? 'Wire test'}`,
+    'Date: Mon, 02 Nov 2026 10:00:00 +0000',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    ...(o.headers ?? []),
+    '',
+    o.body ?? 'Hello over the wire.',
+    '',
   ].join('\r\n');
 }

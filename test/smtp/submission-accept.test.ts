@@ -17,36 +17,73 @@ beforeAll(async () => {
   bob = await server.createMailbox(x.token, `bob@${x.name}`, 'Bob');
   await addAlias(server, alice.mailboxId, `sales@${x.name}`);
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 describe('SMTP submission: accepted mail goes through the core send path', () => {
   it('queues a message sent by nodemailer over verified STARTTLS and delivers it locally', async () => {
     const client = submitter(server, alice.address, alice.token);
     const info = await client.sendMail({
-      from: { name: 'Alice A.', address: alice.address }, to: bob.address, cc: 'carol@remote.example', bcc: 'dave@remote.example',
-      subject: 'Grüße über SMTP', text: 'Plain body ✓', html: '<p>HTML body ✓</p>',
-      attachments: [{ filename: 'notes.txt', content: 'attached text' }, { filename: 'data.bin', content: Buffer.alloc(70_000, 7) }],
+      from: { name: 'Alice A.', address: alice.address },
+      to: bob.address,
+      cc: 'carol@remote.example',
+      bcc: 'dave@remote.example',
+      subject: 'Grüße über SMTP',
+      text: 'Plain body ✓',
+      html: '<p>HTML body ✓</p>',
+      attachments: [
+        { filename: 'notes.txt', content: 'attached text' },
+        { filename: 'data.bin', content: Buffer.alloc(70_000, 7) },
+      ],
     });
     client.close();
     expect(info.response).toMatch(/^250 2\.0\.0 Queued as msg_/);
     const messageId = /Queued as (msg_\w+)/.exec(info.response)![1]!;
     const [row] = await q`select * from message where id = ${messageId}`;
     expect(row).toMatchObject({
-      mailbox_id: alice.mailboxId, direction: 'outbound', subject: 'Grüße über SMTP', from_address: alice.address, from_display_name: 'Alice A.',
-      to_addresses: [bob.address], cc_addresses: ['carol@remote.example'], bcc_addresses: ['dave@remote.example'],
-      body_text: 'Plain body ✓', body_format: 'text+html', attachment_count: 2, internet_message_id: info.messageId,
+      mailbox_id: alice.mailboxId,
+      direction: 'outbound',
+      subject: 'Grüße über SMTP',
+      from_address: alice.address,
+      from_display_name: 'Alice A.',
+      to_addresses: [bob.address],
+      cc_addresses: ['carol@remote.example'],
+      bcc_addresses: ['dave@remote.example'],
+      body_text: 'Plain body ✓',
+      body_format: 'text+html',
+      attachment_count: 2,
+      internet_message_id: info.messageId,
     });
     expect(row.body_html).toContain('HTML body ✓');
     expect(row.raw_blob_key).toMatch(/^raw\//);
     const recipients = await q`select address, kind from message_recipient where message_id = ${messageId} order by id`;
-    expect(recipients.map((r) => `${r.kind}:${r.address}`).sort()).toEqual([`cc:carol@remote.example`, `to:${bob.address}`, 'bcc:dave@remote.example'].sort());
+    expect(recipients.map((r) => `${r.kind}:${r.address}`).sort()).toEqual(
+      [`cc:carol@remote.example`, `to:${bob.address}`, 'bcc:dave@remote.example'].sort(),
+    );
     const [job] = await q`select trace_context from outbox_job where message_id = ${messageId}`;
     expect(job.trace_context).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
-    const attachments = await q`select filename, size_bytes from attachment where message_id = ${messageId} order by filename`;
-    expect(attachments.map((a) => [a.filename, Number(a.size_bytes)])).toEqual([['data.bin', 70_000], ['notes.txt', 13]]);
+    const attachments =
+      await q`select filename, size_bytes from attachment where message_id = ${messageId} order by filename`;
+    expect(attachments.map((a) => [a.filename, Number(a.size_bytes)])).toEqual([
+      ['data.bin', 70_000],
+      ['notes.txt', 13],
+    ]);
     // The worker delivers bob's copy like any other send.
-    const copy = await waitFor(async () => (await q`select * from message where mailbox_id = ${bob.mailboxId} and internet_message_id = ${info.messageId}`)[0], 10_000, 'local copy');
-    expect(copy).toMatchObject({ direction: 'inbound', subject: 'Grüße über SMTP', attachment_count: 2, bcc_addresses: [] });
+    const copy = await waitFor(
+      async () =>
+        (
+          await q`select * from message where mailbox_id = ${bob.mailboxId} and internet_message_id = ${info.messageId}`
+        )[0],
+      10_000,
+      'local copy',
+    );
+    expect(copy).toMatchObject({
+      direction: 'inbound',
+      subject: 'Grüße über SMTP',
+      attachment_count: 2,
+      bcc_addresses: [],
+    });
     // The sender reads its copy through the API like an HTTP send, raw source included.
     const detail = await server.api(alice.token).get(`/api/messages/${messageId}`);
     expect(detail.body.data.rawContentPath).toBe(`/api/messages/${messageId}/raw`);
@@ -54,7 +91,13 @@ describe('SMTP submission: accepted mail goes through the core send path', () =>
 
   it('accepts a From of an active alias identity and records it as the sender', async () => {
     const client = submitter(server, alice.address, alice.token);
-    const info = await client.sendMail({ envelope: { from: `sales@${x.name}`, to: [bob.address] }, from: `Sales <sales@${x.name}>`, to: bob.address, subject: 'From the alias', text: 'x' });
+    const info = await client.sendMail({
+      envelope: { from: `sales@${x.name}`, to: [bob.address] },
+      from: `Sales <sales@${x.name}>`,
+      to: bob.address,
+      subject: 'From the alias',
+      text: 'x',
+    });
     client.close();
     const messageId = /Queued as (msg_\w+)/.exec(info.response)![1]!;
     const [row] = await q`select from_address, from_display_name, mailbox_id from message where id = ${messageId}`;
@@ -63,7 +106,13 @@ describe('SMTP submission: accepted mail goes through the core send path', () =>
 
   it('lets the envelope decide the recipients; header-only addresses are not delivered', async () => {
     const client = submitter(server, alice.address, alice.token);
-    const info = await client.sendMail({ envelope: { from: alice.address, to: [bob.address] }, from: alice.address, to: [bob.address, 'not-in-envelope@remote.example'], subject: 'Envelope wins', text: 'x' });
+    const info = await client.sendMail({
+      envelope: { from: alice.address, to: [bob.address] },
+      from: alice.address,
+      to: [bob.address, 'not-in-envelope@remote.example'],
+      subject: 'Envelope wins',
+      text: 'x',
+    });
     client.close();
     const messageId = /Queued as (msg_\w+)/.exec(info.response)![1]!;
     const recipients = await q`select address from message_recipient where message_id = ${messageId}`;
@@ -71,10 +120,20 @@ describe('SMTP submission: accepted mail goes through the core send path', () =>
   });
 
   it('threads a reply sent over SMTP into the thread it answers', async () => {
-    const first = await server.api(alice.token).post('/api/messages/send', sendBody('someone@remote.example', { subject: 'Topic' }));
-    const [parent] = await q`select internet_message_id, thread_id from message where id = ${first.body.data.messageId}`;
+    const first = await server
+      .api(alice.token)
+      .post('/api/messages/send', sendBody('someone@remote.example', { subject: 'Topic' }));
+    const [parent] =
+      await q`select internet_message_id, thread_id from message where id = ${first.body.data.messageId}`;
     const client = submitter(server, alice.address, alice.token);
-    const info = await client.sendMail({ from: alice.address, to: 'someone@remote.example', subject: 'Re: Topic', text: 'follow-up', inReplyTo: parent.internet_message_id, references: [parent.internet_message_id] });
+    const info = await client.sendMail({
+      from: alice.address,
+      to: 'someone@remote.example',
+      subject: 'Re: Topic',
+      text: 'follow-up',
+      inReplyTo: parent.internet_message_id,
+      references: [parent.internet_message_id],
+    });
     client.close();
     const messageId = /Queued as (msg_\w+)/.exec(info.response)![1]!;
     const [row] = await q`select thread_id, in_reply_to_message_id from message where id = ${messageId}`;
@@ -94,7 +153,8 @@ describe('SMTP submission: accepted mail goes through the core send path', () =>
     }
     await wire.cmd('QUIT', 221);
     wire.close();
-    const rows = await q`select subject from message where mailbox_id = ${alice.mailboxId} and subject like 'pipelined %'`;
+    const rows =
+      await q`select subject from message where mailbox_id = ${alice.mailboxId} and subject like 'pipelined %'`;
     expect(rows).toHaveLength(3);
   });
 });

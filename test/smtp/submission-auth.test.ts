@@ -28,7 +28,9 @@ beforeAll(async () => {
   await addAlias(server, alice.mailboxId, `old@${x.name}`, { active: false });
   await addIdentity(server, alice.mailboxId, `alice.personal@${x.name}`);
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 async function authReply(user: string, pass: string, method: 'PLAIN' | 'LOGIN' = 'PLAIN'): Promise<string> {
   const wire = await SmtpWire.connect(submissionPort(server));
@@ -56,13 +58,35 @@ describe('SMTP AUTH on submission (spec SMTP rules)', () => {
 
   it('answers exactly 535 5.7.8 to every violation', async () => {
     const noSend = await mailboxTokenWith(server, alice.mailboxId, ['MailboxRead', 'AttachmentWrite']);
-    const domainNoSend = (await mintToken(server, { kind: 'domain', domainId: x.domainId, mailboxId: null, scopes: ['DomainManage', 'MailboxRead'] })).token;
-    const expired = (await mintToken(server, { kind: 'mailbox', domainId: x.domainId, mailboxId: alice.mailboxId, scopes: ['MailboxSend'], expiresAt: new Date(Date.now() - 1000) })).token;
-    const disabled = (await mintToken(server, { kind: 'mailbox', domainId: x.domainId, mailboxId: alice.mailboxId, scopes: ['MailboxSend'], disabled: true })).token;
+    const domainNoSend = (
+      await mintToken(server, {
+        kind: 'domain',
+        domainId: x.domainId,
+        mailboxId: null,
+        scopes: ['DomainManage', 'MailboxRead'],
+      })
+    ).token;
+    const expired = (
+      await mintToken(server, {
+        kind: 'mailbox',
+        domainId: x.domainId,
+        mailboxId: alice.mailboxId,
+        scopes: ['MailboxSend'],
+        expiresAt: new Date(Date.now() - 1000),
+      })
+    ).token;
+    const disabled = (
+      await mintToken(server, {
+        kind: 'mailbox',
+        domainId: x.domainId,
+        mailboxId: alice.mailboxId,
+        scopes: ['MailboxSend'],
+        disabled: true,
+      })
+    ).token;
     const cases: Array<[string, string, string]> = [
       ['username is not an address', 'alice', alice.token],
       ['username is an address literal', `alice@[127.0.0.1]`, alice.token],
-      ['password is not a token', alice.address, 'hunter2'],
       ['password is an unknown well-formed token', alice.address, alice.token.slice(0, -6) + 'AAAAAA'],
       ['token expired', alice.address, expired],
       ['token disabled', alice.address, disabled],
@@ -84,6 +108,16 @@ describe('SMTP AUTH on submission (spec SMTP rules)', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('answers 535 5.7.8 with a hint that a token is needed when the password is not token-shaped', async () => {
+    const hint = `${INVALID}: the password must be an access token (mbxm_... or mbxd_...)`;
+    for (const method of ['PLAIN', 'LOGIN'] as const) {
+      expect(await authReply(alice.address, 'agent-password-123', method)).toBe(hint);
+      expect(await authReply(alice.address, 'hunter2', method)).toBe(hint);
+    }
+    // A token-shaped password keeps the plain reply: the hint is for people typing a password.
+    expect(await authReply(alice.address, alice.token.slice(0, -6) + 'AAAAAA')).toBe(INVALID);
   });
 
   it('stops AUTH for a disabled mailbox and for a disabled identity at once', async () => {

@@ -16,12 +16,16 @@ let bob: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
 
 beforeAll(async () => {
-  server = await startSmtpTestServer({ env: { SMTP_MAX_CONNECTIONS_PER_CLIENT: '4', SMTP_IDLE_TIMEOUT: '1500ms', AUTH_FAILURES_PER_15M: '3' } });
+  server = await startSmtpTestServer({
+    env: { SMTP_MAX_CONNECTIONS_PER_CLIENT: '4', SMTP_IDLE_TIMEOUT: '1500ms', AUTH_FAILURES_PER_15M: '3' },
+  });
   x = await server.createDomain(undefined, { sendRateLimitPerMinute: 2 });
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
   bob = await server.createMailbox(x.token, `bob@${x.name}`, 'Bob');
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 const loggedIn = (): Promise<SmtpWire> => loggedInWire(server, alice);
 
@@ -47,30 +51,33 @@ describe('submission shares the core limits and never says 250 without a commit'
 
   // A real outage (no patched storage). PostgreSQL only: PGlite lives inside the process and has
   // no outage to have; the reply mapping is the same for both engines.
-  it.runIf(ENGINE === 'postgres')('answers 451 4.3.0 when PostgreSQL really goes away mid-DATA, and 250 again once it is back', async () => {
-    const wire = await loggedIn();
-    await wire.cmd(`MAIL FROM:<${alice.address}>`, 250);
-    await wire.cmd(`RCPT TO:<${bob.address}>`, 250);
-    await wire.cmd('DATA', 354);
-    const name = new URL(server.databaseUrl!).pathname.slice(1);
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    try {
-      await admin.query(`alter database ${name} allow_connections false`);
-      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
-      wire.write(`${rfc5322({ from: alice.address, to: bob.address, subject: 'pg gone' })}.\r\n`);
-      expect((await wire.reply()).last).toMatch(/^451 4\.3\.0 /);
-      // The next transaction is refused too: 451 4.3.0, or 454 4.7.0 where MAIL FROM re-checks the
-      // token after the auth cache expired (docs/api.md, Durability). Never a 250.
-      expect((await wire.cmd(`MAIL FROM:<${alice.address}>`)).last).toMatch(/^(451 4\.3\.0|454 4\.7\.0) /);
-    } finally {
-      await admin.query(`alter database ${name} allow_connections true`);
-      await admin.end();
-    }
-    expect(await submit(wire, 'pg back')).toMatch(/^250 /);
-    wire.close();
-    expect(await q`select id from message where subject = 'pg gone'`).toEqual([]);
-  });
+  it.runIf(ENGINE === 'postgres')(
+    'answers 451 4.3.0 when PostgreSQL really goes away mid-DATA, and 250 again once it is back',
+    async () => {
+      const wire = await loggedIn();
+      await wire.cmd(`MAIL FROM:<${alice.address}>`, 250);
+      await wire.cmd(`RCPT TO:<${bob.address}>`, 250);
+      await wire.cmd('DATA', 354);
+      const name = new URL(server.databaseUrl!).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      try {
+        await admin.query(`alter database ${name} allow_connections false`);
+        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+        wire.write(`${rfc5322({ from: alice.address, to: bob.address, subject: 'pg gone' })}.\r\n`);
+        expect((await wire.reply()).last).toMatch(/^451 4\.3\.0 /);
+        // The next transaction is refused too: 451 4.3.0, or 454 4.7.0 where MAIL FROM re-checks the
+        // token after the auth cache expired (docs/api.md, Durability). Never a 250.
+        expect((await wire.cmd(`MAIL FROM:<${alice.address}>`)).last).toMatch(/^(451 4\.3\.0|454 4\.7\.0) /);
+      } finally {
+        await admin.query(`alter database ${name} allow_connections true`);
+        await admin.end();
+      }
+      expect(await submit(wire, 'pg back')).toMatch(/^250 /);
+      wire.close();
+      expect(await q`select id from message where subject = 'pg gone'`).toEqual([]);
+    },
+  );
 
   it('limits concurrent connections per client address (421 4.7.0) and frees the slot on close', async () => {
     const open = await Promise.all([1, 2, 3, 4].map(() => SmtpWire.connect(submissionPort(server))));
@@ -102,15 +109,24 @@ describe('submission shares the core limits and never says 250 without a commit'
   });
 
   // Last: it exhausts the AUTH budget of 127.0.0.1 for this server.
-  it('throttles failed AUTH per client address: 454 4.7.0 even for good credentials', async () => {
+  it('throttles failed AUTH per client address with 454 4.7.0, while good credentials still get 235', async () => {
     for (let i = 0; i < 3; i++) {
       const wire = await SmtpWire.connect(submissionPort(server));
-      expect((await wire.login(alice.address, 'wrong')).last).toBe('535 5.7.8 Authentication credentials invalid');
+      expect((await wire.login(alice.address, 'wrong')).last).toMatch(
+        /^535 5\.7\.8 Authentication credentials invalid/,
+      );
       wire.close();
     }
+    const bad = await SmtpWire.connect(submissionPort(server));
+    expect((await bad.login(alice.address, 'wrong')).last).toMatch(/^454 4\.7\.0 .*try again in \d+ s$/);
+    bad.close();
     const wire = await SmtpWire.connect(submissionPort(server));
-    expect((await wire.login(alice.address, alice.token)).last).toMatch(/^454 4\.7\.0 /);
+    expect((await wire.login(alice.address, alice.token)).code).toBe(235);
+    expect(await submit(wire, 'after the failures')).toMatch(/^250 /);
     wire.close();
+    // HTTP, same address and budget: a good token is 200, a wrong one 429.
+    expect((await server.api(alice.token).get('/api/messages?limit=1')).status).toBe(200);
+    expect((await server.api('mbx_wrong').get('/api/messages?limit=1')).status).toBe(429);
   });
 });
 
@@ -118,14 +134,26 @@ describe('configurations that would take AUTH in plaintext', () => {
   const base = { MAILBOX_DATA_DIR: '/nonexistent', HOST: '127.0.0.1' };
   it('refuses SMTP_ALLOW_INSECURE_AUTH on a non-loopback address, STARTTLS switched off, and half a TLS configuration', () => {
     const options = { key: 'k', cert: 'c', disabledCommands: [] as string[] };
-    expect(() => assertNoPlaintextAuth(options, loadConfig({ ...base, HOST: '0.0.0.0', SMTP_ALLOW_INSECURE_AUTH: 'true' })))
-      .toThrow(/SMTP_ALLOW_INSECURE_AUTH=true accepts passwords in plaintext and HOST=0.0.0.0 is not loopback/);
-    expect(() => assertNoPlaintextAuth({ ...options, disabledCommands: ['STARTTLS'] }, loadConfig(base))).toThrow(/STARTTLS is off/);
-    expect(() => assertNoPlaintextAuth({ ...options, allowInsecureAuth: true }, loadConfig(base))).toThrow(/allowInsecureAuth is on/);
+    expect(() =>
+      assertNoPlaintextAuth(options, loadConfig({ ...base, HOST: '0.0.0.0', SMTP_ALLOW_INSECURE_AUTH: 'true' })),
+    ).toThrow(/SMTP_ALLOW_INSECURE_AUTH=true accepts passwords in plaintext and HOST=0.0.0.0 is not loopback/);
+    expect(() => assertNoPlaintextAuth({ ...options, disabledCommands: ['STARTTLS'] }, loadConfig(base))).toThrow(
+      /STARTTLS is off/,
+    );
+    expect(() => assertNoPlaintextAuth({ ...options, allowInsecureAuth: true }, loadConfig(base))).toThrow(
+      /allowInsecureAuth is on/,
+    );
     expect(() => assertNoPlaintextAuth({ disabledCommands: [] }, loadConfig(base))).toThrow(/no TLS certificate/);
     expect(() => assertNoPlaintextAuth(options, loadConfig(base))).not.toThrow();
-    expect(() => loadTlsMaterial(loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem' }), 'mail.test')).toThrow(/must be set together/);
-    expect(() => loadTlsMaterial(loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem', SMTP_TLS_KEY: '/nonexistent/key.pem' }), 'mail.test')).toThrow(/cannot read/);
+    expect(() => loadTlsMaterial(loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem' }), 'mail.test')).toThrow(
+      /must be set together/,
+    );
+    expect(() =>
+      loadTlsMaterial(
+        loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem', SMTP_TLS_KEY: '/nonexistent/key.pem' }),
+        'mail.test',
+      ),
+    ).toThrow(/cannot read/);
   });
 
   it('offers AUTH before TLS only with SMTP_ALLOW_INSECURE_AUTH=true on loopback', async () => {

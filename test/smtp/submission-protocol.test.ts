@@ -9,15 +9,20 @@ let x: { domainId: string; name: string; token: string };
 let alice: { mailboxId: string; address: string; token: string };
 let bob: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
-const outboundCount = async () => (await q`select count(*)::int as n from message where mailbox_id = ${alice.mailboxId}`)[0].n as number;
+const outboundCount = async () =>
+  (await q`select count(*)::int as n from message where mailbox_id = ${alice.mailboxId}`)[0].n as number;
 
 beforeAll(async () => {
-  server = await startSmtpTestServer({ env: { SMTP_MAX_MESSAGE_BYTES: '20000', MAX_RECIPIENTS: '3', SEND_RATE_LIMIT_PER_MINUTE: '1000' } });
+  server = await startSmtpTestServer({
+    env: { SMTP_MAX_MESSAGE_BYTES: '20000', MAX_RECIPIENTS: '3', SEND_RATE_LIMIT_PER_MINUTE: '1000' },
+  });
   x = await server.createDomain();
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
   bob = await server.createMailbox(x.token, `bob@${x.name}`, 'Bob');
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 const loggedIn = (): Promise<SmtpWire> => loggedInWire(server, alice);
 
@@ -38,7 +43,10 @@ describe('submission before TLS', () => {
     expect(before).toContain('SIZE 20000');
     expect(before).toContain('ENHANCEDSTATUSCODES');
     expect(before.some((l) => /XCLIENT|XFORWARD|SMTPUTF8/.test(l))).toBe(false);
-    await wire.cmd(`AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`, '530 5.7.0 Must issue a STARTTLS command first');
+    await wire.cmd(
+      `AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`,
+      '530 5.7.0 Must issue a STARTTLS command first',
+    );
     await wire.cmd('AUTH LOGIN', '530 5.7.0');
     await wire.cmd(`MAIL FROM:<${alice.address}>`, '530 5.7.0 Authentication required');
     await wire.starttls();
@@ -57,7 +65,10 @@ describe('submission before TLS', () => {
     const socket = (wire as any).socket as import('node:net').Socket;
     socket.removeAllListeners('data');
     const old = tls.connect({ socket, rejectUnauthorized: false, minVersion: 'TLSv1', maxVersion: 'TLSv1.1' });
-    const outcome = await new Promise<string>((resolve) => { old.once('secureConnect', () => resolve('connected')); old.once('error', (e) => resolve(e.message)); });
+    const outcome = await new Promise<string>((resolve) => {
+      old.once('secureConnect', () => resolve('connected'));
+      old.once('error', (e) => resolve(e.message));
+    });
     expect(outcome).not.toBe('connected');
     wire.close();
   });
@@ -98,7 +109,10 @@ describe('submission before TLS', () => {
 describe('submission transaction rules', () => {
   it('requires an active identity of the mailbox as MAIL FROM and as From header', async () => {
     const wire = await loggedIn();
-    await wire.cmd(`MAIL FROM:<${bob.address}>`, '550 5.7.1 Sender is not an active identity of the authenticated mailbox');
+    await wire.cmd(
+      `MAIL FROM:<${bob.address}>`,
+      '550 5.7.1 Sender is not an active identity of the authenticated mailbox',
+    );
     await wire.cmd('MAIL FROM:<>', '550 5.7.1');
     await wire.cmd(`MAIL FROM:<${alice.address}>`, 250);
     await wire.cmd(`RCPT TO:<${bob.address}>`, 250);

@@ -33,14 +33,25 @@ export const serverCert = (s: TestServer): string => readFileSync(path.join(s.da
 /** nodemailer as a submitting client: STARTTLS required, certificate verified against the generated one. */
 export function submitter(s: TestServer, user: string, pass: string) {
   return nodemailer.createTransport({
-    host: '127.0.0.1', port: submissionPort(s), secure: false, requireTLS: true,
+    host: '127.0.0.1',
+    port: submissionPort(s),
+    secure: false,
+    requireTLS: true,
     tls: { ca: [serverCert(s)], servername: SMTP_HOST, minVersion: 'TLSv1.2' },
-    auth: { user, pass }, connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000,
+    auth: { user, pass },
+    connectionTimeout: 5_000,
+    greetingTimeout: 5_000,
+    socketTimeout: 10_000,
   });
 }
 
 /** An active alias of a mailbox together with its sender identity (what a Mailbox manifest declares). */
-export async function addAlias(s: TestServer, mailboxId: string, address: string, o: { identity?: boolean; active?: boolean } = {}): Promise<void> {
+export async function addAlias(
+  s: TestServer,
+  mailboxId: string,
+  address: string,
+  o: { identity?: boolean; active?: boolean } = {},
+): Promise<void> {
   await s.runtime.services.db.tx(async (trx) => {
     await sql`insert into mailbox_alias (id, mailbox_id, address, is_active, created_at)
       values (${newId(ID_PREFIX.alias)}, ${mailboxId}, ${address}, ${o.active ?? true}, now())`.execute(trx);

@@ -12,12 +12,25 @@ import type { FixtureCaller, MatrixWorld } from './route-fixtures.js';
 export type Expected = number | 'success';
 
 /** What an entry point declares; a RouteSpec is one. */
-export interface Guarded { auth: 'bearer' | 'none'; tokenKinds: readonly TokenKind[]; scope?: Scope | undefined }
+export interface Guarded {
+  auth: 'bearer' | 'none';
+  tokenKinds: readonly TokenKind[];
+  scope?: Scope | undefined;
+  /** The scope a domain token needs where it differs from `scope`. */
+  domainScope?: Scope | undefined;
+}
 
 /** The answers that depend on the entry point's data rather than on its declaration. */
-export interface TenantAnswers { foreignDomain: 403 | 404 | 'success'; otherMailbox?: 400 | 404 | 'success' | undefined }
+export interface TenantAnswers {
+  foreignDomain: 403 | 404 | 'success';
+  otherMailbox?: 400 | 404 | 'success' | undefined;
+}
 
-export interface Caller { kind: TokenKind; scopes: readonly Scope[]; authorization: string }
+export interface Caller {
+  kind: TokenKind;
+  scopes: readonly Scope[];
+  authorization: string;
+}
 
 export interface Row {
   name: string;
@@ -27,21 +40,35 @@ export interface Row {
   buildAs?: FixtureCaller;
 }
 
-export const ALL_SCOPES: Record<TokenKind, readonly Scope[]> = { mailbox: MAILBOX_TOKEN_SCOPES, domain: DOMAIN_TOKEN_SCOPES };
+export const ALL_SCOPES: Record<TokenKind, readonly Scope[]> = {
+  mailbox: MAILBOX_TOKEN_SCOPES,
+  domain: DOMAIN_TOKEN_SCOPES,
+};
 export const bearer = (token: string): string => `Bearer ${token}`;
 
 /** Mints the row's token: kind, scopes, the domain (X, or Y when foreign), its mailbox, expiry and state. */
 export async function caller(
-  w: MatrixWorld, kind: TokenKind,
-  o: { scopes?: readonly Scope[]; foreign?: boolean; expired?: boolean; disabled?: boolean; mailbox?: MailboxFixture } = {},
+  w: MatrixWorld,
+  kind: TokenKind,
+  o: {
+    scopes?: readonly Scope[];
+    foreign?: boolean;
+    expired?: boolean;
+    disabled?: boolean;
+    mailbox?: MailboxFixture;
+  } = {},
 ): Promise<Caller> {
   const scopes = o.scopes ?? ALL_SCOPES[kind];
   const mailbox = o.mailbox ?? w.t.A1;
   const domainId = o.mailbox ? o.mailbox.domainId : (o.foreign ? w.t.Y : w.t.X).domainId;
   const now = w.server.runtime.services.clock.now().getTime();
   const { token } = await mintToken(w.server, {
-    kind, domainId, mailboxId: kind === 'mailbox' ? mailbox.mailboxId : null, scopes,
-    ...(o.expired ? { expiresAt: new Date(now - 60_000) } : {}), disabled: o.disabled ?? false,
+    kind,
+    domainId,
+    mailboxId: kind === 'mailbox' ? mailbox.mailboxId : null,
+    scopes,
+    ...(o.expired ? { expiresAt: new Date(now - 60_000) } : {}),
+    disabled: o.disabled ?? false,
   });
   return { kind, scopes, authorization: bearer(token) };
 }
@@ -60,23 +87,39 @@ export function matrixRows(g: Guarded, answers: TenantAnswers): Row[] {
   const own = g.tokenKinds[0]!;
   const kindStatus = (k: TokenKind): Expected => (g.tokenKinds.includes(k) ? 'success' : 403);
   const servesMailboxes = g.tokenKinds.includes('mailbox');
-  if (servesMailboxes && answers.otherMailbox === undefined) throw new Error('a fixture serving mailbox tokens needs otherMailbox');
+  if (servesMailboxes && answers.otherMailbox === undefined)
+    throw new Error('a fixture serving mailbox tokens needs otherMailbox');
   const otherMailbox: Expected = servesMailboxes ? answers.otherMailbox! : 403;
   const namingA1: FixtureCaller = { kind: 'domain', scopes: ALL_SCOPES.mailbox };
   const rows: Row[] = [
     { name: 'no token', caller: async () => ({}), expected: 401 },
     { name: 'malformed token', caller: async () => ({ authorization: 'Bearer not-a-token' }), expected: 401 },
-    { name: 'unknown well-formed token', caller: async () => ({ authorization: bearer(mintTokenPlaintext(own)) }), expected: 401 },
+    {
+      name: 'unknown well-formed token',
+      caller: async () => ({ authorization: bearer(mintTokenPlaintext(own)) }),
+      expected: 401,
+    },
     { name: `expired ${own} token`, caller: (w) => caller(w, own, { expired: true }), expected: 401 },
     { name: `disabled ${own} token`, caller: (w) => caller(w, own, { disabled: true }), expected: 401 },
     { name: 'mailbox token', caller: (w) => caller(w, 'mailbox'), expected: kindStatus('mailbox') },
     { name: 'domain token', caller: (w) => caller(w, 'domain'), expected: kindStatus('domain') },
     {
-      name: 'domain token of another domain', caller: (w) => caller(w, 'domain', { foreign: true }),
+      name: 'domain token of another domain',
+      caller: (w) => caller(w, 'domain', { foreign: true }),
       expected: g.tokenKinds.includes('domain') ? answers.foreignDomain : 403,
     },
-    { name: 'mailbox token of another mailbox (same domain)', caller: (w) => caller(w, 'mailbox', { mailbox: w.t.A2 }), expected: otherMailbox, buildAs: namingA1 },
-    { name: "mailbox token of another domain's mailbox", caller: (w) => caller(w, 'mailbox', { mailbox: w.t.B1 }), expected: otherMailbox, buildAs: namingA1 },
+    {
+      name: 'mailbox token of another mailbox (same domain)',
+      caller: (w) => caller(w, 'mailbox', { mailbox: w.t.A2 }),
+      expected: otherMailbox,
+      buildAs: namingA1,
+    },
+    {
+      name: "mailbox token of another domain's mailbox",
+      caller: (w) => caller(w, 'mailbox', { mailbox: w.t.B1 }),
+      expected: otherMailbox,
+      buildAs: namingA1,
+    },
   ];
   // Removing the declared scope is a 403; removing any other scope must not matter.
   for (const kind of g.tokenKinds) {
@@ -84,7 +127,7 @@ export function matrixRows(g: Guarded, answers: TenantAnswers): Row[] {
       rows.push({
         name: `${kind} token without ${missing}`,
         caller: (w) => caller(w, kind, { scopes: ALL_SCOPES[kind].filter((s) => s !== missing) }),
-        expected: missing === g.scope ? 403 : 'success',
+        expected: missing === (kind === 'domain' ? (g.domainScope ?? g.scope) : g.scope) ? 403 : 'success',
       });
     }
   }

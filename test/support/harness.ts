@@ -21,14 +21,25 @@ export interface TestServer {
   dataDir: string;
   databaseUrl: string | undefined;
   /** A domain with a domain token holding every scope (or the scopes given). */
-  createDomain(name?: string, opts?: { scopes?: readonly Scope[]; expiresAt?: Date | null; sendRateLimitPerMinute?: number }): Promise<{ domainId: string; name: string; token: string; tokenId: string }>;
+  createDomain(
+    name?: string,
+    opts?: { scopes?: readonly Scope[]; expiresAt?: Date | null; sendRateLimitPerMinute?: number },
+  ): Promise<{ domainId: string; name: string; token: string; tokenId: string }>;
   /** A mailbox created through POST /api/mailboxes, with its bootstrap token. */
-  createMailbox(domainToken: string, address: string, displayName?: string): Promise<{ mailboxId: string; address: string; token: string; tokenId: string }>;
+  createMailbox(
+    domainToken: string,
+    address: string,
+    displayName?: string,
+  ): Promise<{ mailboxId: string; address: string; token: string; tokenId: string }>;
   api(token?: string): ApiClient;
   close(): Promise<void>;
 }
 
-export interface ApiResponse<T = any> { status: number; body: { data: T; code: number; msg: string | null; errMsg: string | null; tid: string }; headers: Headers }
+export interface ApiResponse<T = any> {
+  status: number;
+  body: { data: T; code: number; errorCode: string | null; msg: string | null; errMsg: string | null; tid: string };
+  headers: Headers;
+}
 
 export interface ApiClient {
   get<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
@@ -58,7 +69,12 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
 }
 
 export function apiClient(base: string, token?: string): ApiClient {
-  const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> => {
+  const call = async (
+    method: string,
+    p: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse> => {
     const h: Record<string, string> = { ...headers };
     if (token !== undefined) h.authorization = `Bearer ${token}`;
     let payload: string | undefined;
@@ -133,11 +149,19 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
     async createDomain(name, opts = {}) {
       const domainName = name ?? `d${++domainCounter}-${randomBytes(3).toString('hex')}.test`;
       return services.db.tx(async (trx) => {
-        const domainId = await upsertDomain(trx, { name: domainName, sendRateLimitPerMinute: opts.sendRateLimitPerMinute ?? null });
-        const token = await services.tokens.mint(trx, {
-          kind: 'domain', domainId, mailboxId: null, name: 'test-domain-token', scopes: opts.scopes ?? DOMAIN_TOKEN_SCOPES,
+        const domainId = await upsertDomain(trx, {
+          name: domainName,
+          sendRateLimitPerMinute: opts.sendRateLimitPerMinute ?? null,
+        });
+        const token = await services.tokenMinter.mint(trx, {
+          kind: 'domain',
+          domainId,
+          mailboxId: null,
+          name: 'test-domain-token',
+          scopes: opts.scopes ?? DOMAIN_TOKEN_SCOPES,
           expiresAt: opts.expiresAt === undefined ? new Date(Date.now() + 365 * 86_400_000) : opts.expiresAt,
-          createdSource: 'resource', parentTokenId: null,
+          createdSource: 'resource',
+          parentTokenId: null,
         });
         return { domainId, name: domainName, token: token.accessToken, tokenId: token.tokenId };
       });
@@ -146,7 +170,12 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
       const res = await apiClient(url, domainToken).post('/api/mailboxes', { address, displayName });
       if (res.status !== 201) throw new Error(`createMailbox ${address}: ${res.status} ${JSON.stringify(res.body)}`);
       const d = res.body.data;
-      return { mailboxId: d.mailbox.mailboxId, address: d.mailbox.address, token: d.initialAccessToken, tokenId: d.initialAccessTokenId };
+      return {
+        mailboxId: d.mailbox.mailboxId,
+        address: d.mailbox.address,
+        token: d.initialAccessToken,
+        tokenId: d.initialAccessTokenId,
+      };
     },
     api: (token) => apiClient(url, token),
     async close() {

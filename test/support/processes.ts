@@ -24,7 +24,12 @@ export function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, child?: ChildProcess): Promise<void> {
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  child?: ChildProcess,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child && child.exitCode !== null) throw new Error(`${what}: exited with ${child.exitCode}`);
@@ -34,13 +39,23 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   throw new Error(`${what}: not ready after ${timeoutMs} ms`);
 }
 
-export interface PrivateRedis { url: string; start(): Promise<void>; kill(): Promise<void> }
+export interface PrivateRedis {
+  url: string;
+  start(): Promise<void>;
+  kill(): Promise<void>;
+}
 
 export async function privateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const ping = async () => {
-    const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const r = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     r.on('error', () => undefined);
     try {
       await r.connect();
@@ -52,7 +67,11 @@ export async function privateRedis(): Promise<PrivateRedis> {
   const self: PrivateRedis = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
       await until(`redis-server :${port}`, ping, 10_000, child);
     },
     async kill() {
@@ -66,7 +85,12 @@ export async function privateRedis(): Promise<PrivateRedis> {
   return self;
 }
 
-export interface ServeProcess { url: string; port: number; start(): Promise<void>; stop(): Promise<void> }
+export interface ServeProcess {
+  url: string;
+  port: number;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
 
 /** `mailbox serve --roles …` under tsx, on a port chosen here. */
 export async function serveProcess(env: Record<string, string>, roles = 'api,realtime,worker'): Promise<ServeProcess> {
@@ -82,7 +106,14 @@ export async function serveProcess(env: Record<string, string>, roles = 'api,rea
       // `node --import tsx`, not the tsx wrapper: one process, so signals reach the server itself.
       child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--roles', roles], {
         cwd: ROOT,
-        env: { ...process.env, LOG_LEVEL: process.env.MBX_TEST_CHILD_LOG ?? 'error', HOST: '127.0.0.1', PORT: String(port), MAILBOX_DATA_DIR: dataDir, ...env },
+        env: {
+          ...process.env,
+          LOG_LEVEL: process.env.MBX_TEST_CHILD_LOG ?? 'error',
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          MAILBOX_DATA_DIR: dataDir,
+          ...env,
+        },
         stdio: ['ignore', process.env.MBX_TEST_CHILD_LOG ? 'inherit' : 'ignore', 'inherit'],
       });
       await until(`serve :${port}`, async () => (await fetch(`${url}/healthz`)).ok, 60_000, child);
@@ -123,14 +154,17 @@ export interface PrivatePostgres {
 }
 
 function run(cmd: string, args: string[], opts: { asPostgres?: boolean } = {}): Promise<string> {
-  const [file, argv] = opts.asPostgres && process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+  const [file, argv] =
+    opts.asPostgres && process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv as string[], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
     child.stderr!.on('data', (c) => (out += c));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${out.slice(-2000)}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${out.slice(-2000)}`)),
+    );
   });
 }
 
@@ -145,9 +179,21 @@ export async function privatePostgres(settings: Record<string, string> = {}): Pr
   const dataDir = path.join(root, 'data');
   if (process.getuid?.() === 0) await run('chown', ['postgres', root]);
   await run(`${PG_BIN}/initdb`, ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync'], { asPostgres: true });
-  const conf = { listen_addresses: "'127.0.0.1'", port: String(port), unix_socket_directories: `'${root}'`, max_connections: '200', fsync: 'on', ...settings };
+  const conf = {
+    listen_addresses: "'127.0.0.1'",
+    port: String(port),
+    unix_socket_directories: `'${root}'`,
+    max_connections: '200',
+    fsync: 'on',
+    ...settings,
+  };
   const { appendFileSync } = await import('node:fs');
-  appendFileSync(path.join(dataDir, 'postgresql.conf'), Object.entries(conf).map(([k, v]) => `${k} = ${v}\n`).join(''));
+  appendFileSync(
+    path.join(dataDir, 'postgresql.conf'),
+    Object.entries(conf)
+      .map(([k, v]) => `${k} = ${v}\n`)
+      .join(''),
+  );
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const pgCtl = (...args: string[]) => run(`${PG_BIN}/pg_ctl`, ['-D', dataDir, ...args], { asPostgres: true });
   const self: PrivatePostgres = {
@@ -223,8 +269,14 @@ export async function serviceProcess(env: Record<string, string>, roles: string)
       child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--roles', roles], {
         cwd: ROOT,
         env: {
-          ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', HEALTH_SERVER: 'true', MAILBOX_DATA_DIR: dataDir,
-          PORT: String(ports.http), SMTP_SUBMISSION_PORT: String(ports.submission), SMTP_MX_PORT: String(ports.mx),
+          ...process.env,
+          LOG_LEVEL: 'info',
+          HOST: '127.0.0.1',
+          HEALTH_SERVER: 'true',
+          MAILBOX_DATA_DIR: dataDir,
+          PORT: String(ports.http),
+          SMTP_SUBMISSION_PORT: String(ports.submission),
+          SMTP_MX_PORT: String(ports.mx),
           ...env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -235,9 +287,12 @@ export async function serviceProcess(env: Record<string, string>, roles: string)
     },
     async kill(signal = 'SIGKILL') {
       const c = child;
-      if (!c || c.exitCode !== null || c.signalCode !== null) return { code: c?.exitCode ?? null, signal: c?.signalCode ?? null, ms: 0 };
+      if (!c || c.exitCode !== null || c.signalCode !== null)
+        return { code: c?.exitCode ?? null, signal: c?.signalCode ?? null, ms: 0 };
       const t0 = Date.now();
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => c.once('exit', (code, sig) => r({ code, signal: sig })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+        c.once('exit', (code, sig) => r({ code, signal: sig })),
+      );
       c.kill(signal);
       const result = await exited;
       return { ...result, ms: Date.now() - t0 };
@@ -276,7 +331,10 @@ export class Supervisor {
 }
 
 /** Migrates a database and mints a domain with an every-scope domain token, through the core. */
-export async function seedDomain(env: Record<string, string>, name = `rel-${Math.random().toString(36).slice(2, 8)}.test`): Promise<{ name: string; domainId: string; token: string }> {
+export async function seedDomain(
+  env: Record<string, string>,
+  name = `rel-${Math.random().toString(36).slice(2, 8)}.test`,
+): Promise<{ name: string; domainId: string; token: string }> {
   const { loadConfig } = await import('../../src/config/config.js');
   const { startRuntime } = await import('../../src/main.js');
   const { silentLogger } = await import('../../src/core/logger.js');
@@ -287,7 +345,16 @@ export async function seedDomain(env: Record<string, string>, name = `rel-${Math
   try {
     return await seed.services.db.tx(async (trx) => {
       const domainId = await upsertDomain(trx, { name, sendRateLimitPerMinute: 1_000_000 });
-      const t = await seed.services.tokens.mint(trx, { kind: 'domain', domainId, mailboxId: null, name: 'reliability', scopes: DOMAIN_TOKEN_SCOPES, expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'resource', parentTokenId: null });
+      const t = await seed.services.tokenMinter.mint(trx, {
+        kind: 'domain',
+        domainId,
+        mailboxId: null,
+        name: 'reliability',
+        scopes: DOMAIN_TOKEN_SCOPES,
+        expiresAt: new Date(Date.now() + 86_400_000),
+        createdSource: 'resource',
+        parentTokenId: null,
+      });
       return { name, domainId, token: t.accessToken };
     });
   } finally {

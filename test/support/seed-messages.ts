@@ -30,11 +30,22 @@ export interface SeedMessage {
   readAt?: Date | null;
   deletedAt?: Date | null;
   deliveryStatus?: 'queued' | 'delivered' | 'deferred' | 'failed';
-  recipients?: Array<{ address: string; kind: 'to' | 'cc' | 'bcc'; status: string; remoteReply?: string | null; attempts?: number; deliveredAt?: Date | null }>;
+  recipients?: Array<{
+    address: string;
+    kind: 'to' | 'cc' | 'bcc';
+    status: string;
+    remoteReply?: string | null;
+    attempts?: number;
+    deliveredAt?: Date | null;
+  }>;
   attachments?: Array<{ filename: string; contentType: string; sizeBytes: number }>;
 }
 
-export interface Seeded { messageId: string; threadId: string; createdAt: Date }
+export interface Seeded {
+  messageId: string;
+  threadId: string;
+  createdAt: Date;
+}
 
 export async function seedMessage(server: TestServer, m: SeedMessage): Promise<Seeded> {
   const { db } = server.runtime.services;
@@ -42,7 +53,8 @@ export async function seedMessage(server: TestServer, m: SeedMessage): Promise<S
   const createdAt = m.createdAt ?? new Date();
   const messageId = newId(ID_PREFIX.message, createdAt.getTime());
   return db.tx(async (trx) => {
-    const mailbox = (await sql<{ address: string }>`select address from mailbox where id = ${m.mailboxId}`.execute(trx)).rows[0]!;
+    const mailbox = (await sql<{ address: string }>`select address from mailbox where id = ${m.mailboxId}`.execute(trx))
+      .rows[0]!;
     const threadId = m.threadId ?? newId(ID_PREFIX.thread, createdAt.getTime());
     if (!m.threadId) {
       await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at)
@@ -78,17 +90,29 @@ export async function seedMessage(server: TestServer, m: SeedMessage): Promise<S
       const column = direction === 'inbound' ? sql`inbound_count` : sql`outbound_count`;
       await sql`update mailbox set ${column} = ${column} + 1 where id = ${m.mailboxId}`.execute(trx);
     }
-    await sql`update thread set last_message_at = greatest(last_message_at, ${createdAt}) where id = ${threadId}`.execute(trx);
+    await sql`update thread set last_message_at = greatest(last_message_at, ${createdAt}) where id = ${threadId}`.execute(
+      trx,
+    );
     return { messageId, threadId, createdAt };
   });
 }
 
 /** `count` messages one second apart, oldest first, newest at `newest` (default now). */
-export async function seedMany(server: TestServer, count: number, m: SeedMessage & { newest?: Date }): Promise<Seeded[]> {
+export async function seedMany(
+  server: TestServer,
+  count: number,
+  m: SeedMessage & { newest?: Date },
+): Promise<Seeded[]> {
   const newest = (m.newest ?? new Date()).getTime();
   const out: Seeded[] = [];
   for (let i = count - 1; i >= 0; i--) {
-    out.push(await seedMessage(server, { ...m, subject: m.subject ?? `message ${count - 1 - i}`, createdAt: new Date(newest - i * 1000) }));
+    out.push(
+      await seedMessage(server, {
+        ...m,
+        subject: m.subject ?? `message ${count - 1 - i}`,
+        createdAt: new Date(newest - i * 1000),
+      }),
+    );
   }
   return out;
 }
@@ -101,7 +125,9 @@ export async function seedBulk(server: TestServer, mailboxId: string, count: num
   const { db } = server.runtime.services;
   await db.tx(async (trx) => {
     const threadId = newId(ID_PREFIX.thread);
-    await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at) values (${threadId}, ${mailboxId}, 'bulk', now(), now())`.execute(trx);
+    await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at) values (${threadId}, ${mailboxId}, 'bulk', now(), now())`.execute(
+      trx,
+    );
     await sql`insert into message (id, mailbox_id, thread_id, direction, from_address, to_addresses, cc_addresses, bcc_addresses,
         mailbox_address, body_format, references_header, created_at)
       select ${mailboxId} || '-' || lpad(g::text, 8, '0'), ${mailboxId}, ${threadId}, case when g % 2 = 0 then 'inbound' else 'outbound' end,
@@ -109,32 +135,62 @@ export async function seedBulk(server: TestServer, mailboxId: string, count: num
         now() - g * interval '1 second'
       from generate_series(1, ${count}::int) g`.execute(trx);
     const half = Math.floor(count / 2);
-    await sql`update mailbox set inbound_count = inbound_count + ${half}, outbound_count = outbound_count + ${count - half} where id = ${mailboxId}`.execute(trx);
+    await sql`update mailbox set inbound_count = inbound_count + ${half}, outbound_count = outbound_count + ${count - half} where id = ${mailboxId}`.execute(
+      trx,
+    );
   });
   await sql`analyze message`.execute(db.db);
 }
 
 /** A mailbox token with exactly `scopes`, minted as the domain route would. */
-export async function mintMailboxToken(server: TestServer, mailboxId: string, scopes: readonly Scope[]): Promise<string> {
-  const { db, tokens } = server.runtime.services;
+export async function mintMailboxToken(
+  server: TestServer,
+  mailboxId: string,
+  scopes: readonly Scope[],
+): Promise<string> {
+  const { db, tokenMinter } = server.runtime.services;
   return db.tx(async (trx) => {
-    const row = (await sql<{ domain_id: string }>`select domain_id from mailbox where id = ${mailboxId}`.execute(trx)).rows[0]!;
-    const token = await tokens.mint(trx, {
-      kind: 'mailbox', domainId: row.domain_id, mailboxId, name: 'test-narrow', scopes,
-      expiresAt: new Date(Date.now() + 86_400_000), createdSource: 'domain', parentTokenId: null,
+    const row = (await sql<{ domain_id: string }>`select domain_id from mailbox where id = ${mailboxId}`.execute(trx))
+      .rows[0]!;
+    const token = await tokenMinter.mint(trx, {
+      kind: 'mailbox',
+      domainId: row.domain_id,
+      mailboxId,
+      name: 'test-narrow',
+      scopes,
+      expiresAt: new Date(Date.now() + 86_400_000),
+      createdSource: 'domain',
+      parentTokenId: null,
     });
     return token.accessToken;
   });
 }
 
-export async function eventsOf(server: TestServer, mailboxId: string): Promise<Array<{ seq: number; type: string; payload: MailboxEvent }>> {
-  const rows = await server.runtime.services.db.rows(sql<{ seq: string | number; type: string; payload: MailboxEvent | string }>`select seq, type, payload
+export async function eventsOf(
+  server: TestServer,
+  mailboxId: string,
+): Promise<Array<{ seq: number; type: string; payload: MailboxEvent }>> {
+  const rows = await server.runtime.services.db.rows(sql<{
+    seq: string | number;
+    type: string;
+    payload: MailboxEvent | string;
+  }>`select seq, type, payload
     from mailbox_event where mailbox_id = ${mailboxId} order by seq`);
-  return rows.map((r) => ({ seq: Number(r.seq), type: r.type, payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload }));
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    type: r.type,
+    payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+  }));
 }
 
-export async function countersOf(server: TestServer, mailboxId: string): Promise<{ inbound: number; outbound: number }> {
-  const row = await server.runtime.services.db.one(sql<{ inbound_count: string | number; outbound_count: string | number }>`select inbound_count,
+export async function countersOf(
+  server: TestServer,
+  mailboxId: string,
+): Promise<{ inbound: number; outbound: number }> {
+  const row = await server.runtime.services.db.one(sql<{
+    inbound_count: string | number;
+    outbound_count: string | number;
+  }>`select inbound_count,
     outbound_count from mailbox where id = ${mailboxId}`);
   return { inbound: Number(row!.inbound_count), outbound: Number(row!.outbound_count) };
 }

@@ -12,12 +12,27 @@ import type { TestServer } from './harness.js';
 /** A clock the test moves by hand (reveal window, expiry) instead of sleeping. */
 export class ManualClock implements Clock {
   constructor(private t = Date.now()) {}
-  now(): Date { return new Date(this.t); }
-  advance(ms: number): void { this.t += ms; }
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
 }
 
-export interface MailboxFixture { mailboxId: string; address: string; token: string; tokenId: string; domainId: string }
-export interface DomainFixture { domainId: string; name: string; token: string; tokenId: string }
+export interface MailboxFixture {
+  mailboxId: string;
+  address: string;
+  token: string;
+  tokenId: string;
+  domainId: string;
+}
+export interface DomainFixture {
+  domainId: string;
+  name: string;
+  token: string;
+  tokenId: string;
+}
 
 export interface MintOptions {
   kind: TokenKind;
@@ -30,31 +45,49 @@ export interface MintOptions {
   name?: string;
 }
 
-/** Mints a token of any shape through TokenService.mint; returns plaintext and id. */
+/** Mints a token of any shape through TokenMinter.mint; returns plaintext and id. */
 export async function mintToken(server: TestServer, o: MintOptions): Promise<{ token: string; tokenId: string }> {
   const services = server.runtime.services;
   const now = services.clock.now().getTime();
-  const created = await services.db.tx((trx) => services.tokens.mint(trx, {
-    kind: o.kind, domainId: o.domainId, mailboxId: o.kind === 'mailbox' ? o.mailboxId! : null, name: o.name ?? 'fixture',
-    scopes: o.scopes ?? (o.kind === 'mailbox' ? MAILBOX_TOKEN_SCOPES : DOMAIN_TOKEN_SCOPES),
-    expiresAt: o.expiresAt === undefined ? new Date(now + 86_400_000) : o.expiresAt,
-    createdSource: 'resource', parentTokenId: null,
-  }));
-  if (o.disabled) await services.db.rows(sql`update access_token set disabled_at = ${new Date(now)}, plaintext_cipher = null where id = ${created.tokenId}`);
+  const created = await services.db.tx((trx) =>
+    services.tokenMinter.mint(trx, {
+      kind: o.kind,
+      domainId: o.domainId,
+      mailboxId: o.kind === 'mailbox' ? o.mailboxId! : null,
+      name: o.name ?? 'fixture',
+      scopes: o.scopes ?? (o.kind === 'mailbox' ? MAILBOX_TOKEN_SCOPES : DOMAIN_TOKEN_SCOPES),
+      expiresAt: o.expiresAt === undefined ? new Date(now + 86_400_000) : o.expiresAt,
+      createdSource: 'resource',
+      parentTokenId: null,
+    }),
+  );
+  if (o.disabled)
+    await services.db.rows(
+      sql`update access_token set disabled_at = ${new Date(now)}, plaintext_cipher = null where id = ${created.tokenId}`,
+    );
   return { token: created.accessToken, tokenId: created.tokenId };
 }
 
 export async function setMailboxPassword(server: TestServer, mailboxId: string, password: string): Promise<void> {
-  await server.runtime.services.db.rows(sql`update mailbox set password_hash = ${await hashPassword(password)} where id = ${mailboxId}`);
+  await server.runtime.services.db.rows(
+    sql`update mailbox set password_hash = ${await hashPassword(password)} where id = ${mailboxId}`,
+  );
 }
 
-export interface SeededMessage { messageId: string; threadId: string }
+export interface SeededMessage {
+  messageId: string;
+  threadId: string;
+}
 
 /**
  * Inserts an inbound message (and its thread unless one is given) the way inbound delivery
  * stores it, keeping mailbox.inbound_count in step because totalCount reads it.
  */
-export async function seedMessage(server: TestServer, mailbox: { mailboxId: string; address: string }, o: { subject?: string; threadId?: string } = {}): Promise<SeededMessage> {
+export async function seedMessage(
+  server: TestServer,
+  mailbox: { mailboxId: string; address: string },
+  o: { subject?: string; threadId?: string } = {},
+): Promise<SeededMessage> {
   const services = server.runtime.services;
   const now = services.clock.now();
   const messageId = newId(ID_PREFIX.message);
@@ -76,18 +109,54 @@ export async function seedMessage(server: TestServer, mailbox: { mailboxId: stri
   return { messageId, threadId };
 }
 
+/**
+ * An outbound message of `mailbox` held by the approval gate, written by the same store function
+ * a send uses (no outbox job, approval_status pending), for the approve/reject rows.
+ */
+export async function seedHeldMessage(
+  server: TestServer,
+  mailbox: { mailboxId: string; address: string; domainId: string },
+): Promise<SeededMessage> {
+  const { writeOutbound } = await import('../../src/core/delivery/sending/outbound-store.js');
+  const services = server.runtime.services;
+  const ref = { id: mailbox.mailboxId, address: mailbox.address, domainId: mailbox.domainId, displayName: '' };
+  const written = await services.db.tx((trx) =>
+    writeOutbound(
+      trx,
+      { ...ref, sendRateLimitPerMinute: null },
+      {
+        to: ['someone@remote.example'],
+        cc: [],
+        bcc: [],
+        subject: 'Held',
+        bodyText: 'Hi',
+        bodyHtml: null,
+        attachmentIds: [],
+        parent: null,
+      },
+      { at: services.clock.now(), idempotencyKey: null, requestHash: null, traceContext: null, held: true },
+    ),
+  );
+  return { messageId: written.accepted.messageId, threadId: written.accepted.threadId };
+}
+
 export interface Tenants {
   /** Domain X with mailboxes A1 and A2. */
-  X: DomainFixture; A1: MailboxFixture; A2: MailboxFixture;
+  X: DomainFixture;
+  A1: MailboxFixture;
+  A2: MailboxFixture;
   /** Domain Y with mailbox B1. */
-  Y: DomainFixture; B1: MailboxFixture;
+  Y: DomainFixture;
+  B1: MailboxFixture;
 }
 
 /** Two tenants, the shape every isolation check runs over (STYLE: parameterise over tenants). */
 export async function createTenants(server: TestServer): Promise<Tenants> {
   const X = await server.createDomain();
   const Y = await server.createDomain();
-  const mailbox = async (d: DomainFixture, local: string): Promise<MailboxFixture> =>
-    ({ ...(await server.createMailbox(d.token, `${local}@${d.name}`, local.toUpperCase())), domainId: d.domainId });
+  const mailbox = async (d: DomainFixture, local: string): Promise<MailboxFixture> => ({
+    ...(await server.createMailbox(d.token, `${local}@${d.name}`, local.toUpperCase())),
+    domainId: d.domainId,
+  });
   return { X, Y, A1: await mailbox(X, 'a1'), A2: await mailbox(X, 'a2'), B1: await mailbox(Y, 'b1') };
 }

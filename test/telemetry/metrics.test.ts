@@ -7,8 +7,12 @@ import { appendEvent } from '../../src/core/events/event-log.js';
 // read from the database at scrape time (outbox queue depth and age, event-log lag).
 
 let api: TestServer;
-beforeAll(async () => { api = await startTestServer({ roles: ['api'] }); }); // no worker: jobs stay queued
-afterAll(async () => { await api?.close(); });
+beforeAll(async () => {
+  api = await startTestServer({ roles: ['api'] });
+}); // no worker: jobs stay queued
+afterAll(async () => {
+  await api?.close();
+});
 
 const scrape = async (server: TestServer) => {
   const res = await fetch(`${server.url}/metrics`);
@@ -29,10 +33,18 @@ describe('Prometheus metrics', () => {
     await api.api().get('/no/such/route');
     const text = await scrape(api);
     expect(value(text, 'mailbox_http_requests_total{route="/api/messages/send",method="POST",status="202"}')).toBe(1);
-    expect(value(text, 'mailbox_http_requests_total{route="/api/messages/:messageId",method="GET",status="200"}')).toBe(1);
-    expect(value(text, 'mailbox_http_requests_total{route="/api/messages/:messageId",method="GET",status="404"}')).toBe(1);
-    expect(value(text, 'mailbox_http_requests_total{route="unmatched",method="GET",status="404"}')).toBeGreaterThanOrEqual(1);
-    expect(value(text, 'mailbox_http_request_duration_seconds_count{route="/api/messages/send",method="POST"}')).toBe(1);
+    expect(value(text, 'mailbox_http_requests_total{route="/api/messages/:messageId",method="GET",status="200"}')).toBe(
+      1,
+    );
+    expect(value(text, 'mailbox_http_requests_total{route="/api/messages/:messageId",method="GET",status="404"}')).toBe(
+      1,
+    );
+    expect(
+      value(text, 'mailbox_http_requests_total{route="unmatched",method="GET",status="404"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'mailbox_http_request_duration_seconds_count{route="/api/messages/send",method="POST"}')).toBe(
+      1,
+    );
     expect(text).not.toContain(sent.body.data.messageId);
   });
 

@@ -18,9 +18,15 @@ const probe = `
 `;
 
 async function run(env: Record<string, string>): Promise<Record<string, boolean>> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', './src/telemetry/preload.ts', '--input-type=module', '-e', probe], {
-    cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--import', './src/telemetry/preload.ts', '--input-type=module', '-e', probe],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      timeout: 60_000,
+    },
+  );
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 

@@ -19,7 +19,9 @@ const { sendBody, twoMailboxes, waitFor } = await import('../delivery/helpers.js
 type TestServer = Awaited<ReturnType<typeof startTestServer>>;
 
 let server: TestServer;
-beforeAll(async () => { server = await startTestServer({ roles: ['api', 'worker'] }); });
+beforeAll(async () => {
+  server = await startTestServer({ roles: ['api', 'worker'] });
+});
 afterAll(async () => {
   await server?.close();
   await stopTracing();
@@ -38,12 +40,19 @@ describe('one trace from an HTTP send through the outbox to local delivery', () 
     expect(tid).toMatch(/^[0-9a-f]{32}$/);
     expect(sent.headers.get('traceparent')).toContain(tid);
 
-    const deliver = await waitFor(async () => exporter.getFinishedSpans().find((s) => s.name === 'outbox.deliver' && s.spanContext().traceId === tid), 10_000, 'the delivery span');
+    const deliver = await waitFor(
+      async () =>
+        exporter.getFinishedSpans().find((s) => s.name === 'outbox.deliver' && s.spanContext().traceId === tid),
+      10_000,
+      'the delivery span',
+    );
     const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === tid);
     const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
 
     // The request: instrumentation-http's server span at the root, our envelope span, Koa's spans.
-    const httpServer = spans.find((s) => scope(s) === '@opentelemetry/instrumentation-http' && s.kind === SpanKind.SERVER);
+    const httpServer = spans.find(
+      (s) => scope(s) === '@opentelemetry/instrumentation-http' && s.kind === SpanKind.SERVER,
+    );
     expect(httpServer, 'http server span').toBeDefined();
     expect(parentOf(httpServer!)).toBeUndefined();
     expect(spans.some((s) => s.name === 'POST /api/messages/send')).toBe(true);
@@ -52,7 +61,7 @@ describe('one trace from an HTTP send through the outbox to local delivery', () 
     // The delivery continues the stored traceparent: its parent is a span of the request.
     expect(deliver.kind).toBe(SpanKind.CONSUMER);
     const deliverParent = byId.get(parentOf(deliver)!);
-    expect(deliverParent, 'the delivery span\'s parent is in the request\'s trace').toBeDefined();
+    expect(deliverParent, "the delivery span's parent is in the request's trace").toBeDefined();
 
     if (ENGINE === 'postgres') {
       // pg queries of both halves are in the same trace: the send's insert, the delivery's queries.
@@ -66,15 +75,26 @@ describe('one trace from an HTTP send through the outbox to local delivery', () 
     }
 
     // Exactly one trace holds this message's delivery.
-    const deliveries = exporter.getFinishedSpans().filter((s) => s.name === 'outbox.deliver' && s.attributes['mailbox.job_id'] === deliver.attributes['mailbox.job_id']);
+    const deliveries = exporter
+      .getFinishedSpans()
+      .filter(
+        (s) => s.name === 'outbox.deliver' && s.attributes['mailbox.job_id'] === deliver.attributes['mailbox.job_id'],
+      );
     expect(new Set(deliveries.map((s) => s.spanContext().traceId))).toEqual(new Set([tid]));
   });
 
   it('an incoming traceparent is continued all the way to the delivery', async () => {
     const { a, b } = await twoMailboxes(server);
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const sent = await server.api(a.token).post('/api/messages/send', sendBody(b.address, { subject: 'Continued' }), { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    const sent = await server.api(a.token).post('/api/messages/send', sendBody(b.address, { subject: 'Continued' }), {
+      traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+    });
     expect(sent.body.tid).toBe(traceId);
-    await waitFor(async () => exporter.getFinishedSpans().find((s) => s.name === 'outbox.deliver' && s.spanContext().traceId === traceId), 10_000, 'the delivery span');
+    await waitFor(
+      async () =>
+        exporter.getFinishedSpans().find((s) => s.name === 'outbox.deliver' && s.spanContext().traceId === traceId),
+      10_000,
+      'the delivery span',
+    );
   });
 });

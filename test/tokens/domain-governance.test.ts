@@ -6,8 +6,12 @@ import { mintToken } from '../support/tenants.js';
 // passwords and mailbox tokens. Another domain's mailbox id is a 404; a mailbox token a 403.
 
 let server: TestServer;
-beforeAll(async () => { server = await startTestServer(); });
-afterAll(async () => { await server?.close(); });
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
 
 const tokensOf = (mailboxId: string) => `/api/domain/mailboxes/${mailboxId}/access-tokens`;
 
@@ -29,7 +33,9 @@ describe('GET /api/domain/mailboxes', () => {
     expect(first.body.data.items.map((m: any) => m.address)).toEqual([`a@${d.name}`, `b@${d.name}`]);
     expect(first.body.data).toMatchObject({ totalCount: 3, nextCursor: expect.any(String) });
     expect(Object.keys(first.body.data.items[0]).sort()).toEqual(['address', 'displayName', 'mailboxId']);
-    const second = await api.get(`/api/domain/mailboxes?limit=2&cursor=${encodeURIComponent(first.body.data.nextCursor)}`);
+    const second = await api.get(
+      `/api/domain/mailboxes?limit=2&cursor=${encodeURIComponent(first.body.data.nextCursor)}`,
+    );
     expect(second.body.data).toMatchObject({ items: [{ address: `c@${d.name}` }], nextCursor: null, totalCount: 3 });
   });
 
@@ -52,10 +58,15 @@ describe('GET /api/domain/mailboxes', () => {
 describe('POST /api/domain/mailboxes', () => {
   it('creates like POST /api/mailboxes (201, no-store, bootstrap token), 409 on a duplicate', async () => {
     const d = await server.createDomain();
-    const res = await server.api(d.token).post('/api/domain/mailboxes', { address: `new@${d.name}`, displayName: 'New' });
+    const res = await server
+      .api(d.token)
+      .post('/api/domain/mailboxes', { address: `new@${d.name}`, displayName: 'New' });
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(res.body.data).toMatchObject({ mailbox: { address: `new@${d.name}`, displayName: 'New' }, initialAccessToken: expect.stringMatching(/^mbxm_/) });
+    expect(res.body.data).toMatchObject({
+      mailbox: { address: `new@${d.name}`, displayName: 'New' },
+      initialAccessToken: expect.stringMatching(/^mbxm_/),
+    });
     expect((await server.api(d.token).post('/api/domain/mailboxes', { address: `new@${d.name}` })).status).toBe(409);
   });
 
@@ -72,7 +83,9 @@ describe('POST /api/domain/mailboxes/:mailboxId/password', () => {
     const res = await api.post(`/api/domain/mailboxes/${m.mailboxId}/password`, { password: 'a-long-password' });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ mailboxId: m.mailboxId, address: m.address, passwordSet: true });
-    const login = await server.api().post('/api/mailbox/auth/login/password', { mailboxAddress: m.address, password: 'a-long-password' });
+    const login = await server
+      .api()
+      .post('/api/mailbox/auth/login/password', { mailboxAddress: m.address, password: 'a-long-password' });
     expect(login.status).toBe(200);
   });
 
@@ -80,8 +93,12 @@ describe('POST /api/domain/mailboxes/:mailboxId/password', () => {
     const { m, api } = await domainWithMailbox();
     const foreign = await domainWithMailbox();
     expect((await api.post(`/api/domain/mailboxes/${m.mailboxId}/password`, { password: 'short' })).status).toBe(400);
-    expect((await api.post('/api/domain/mailboxes/mbx_nope/password', { password: 'a-long-password' })).status).toBe(404);
-    expect((await api.post(`/api/domain/mailboxes/${foreign.m.mailboxId}/password`, { password: 'a-long-password' })).status).toBe(404);
+    expect((await api.post('/api/domain/mailboxes/mbx_nope/password', { password: 'a-long-password' })).status).toBe(
+      404,
+    );
+    expect(
+      (await api.post(`/api/domain/mailboxes/${foreign.m.mailboxId}/password`, { password: 'a-long-password' })).status,
+    ).toBe(404);
   });
 });
 
@@ -91,7 +108,11 @@ describe('/api/domain/mailboxes/:mailboxId/access-tokens', () => {
     const created = await api.post(tokensOf(m.mailboxId), { tokenName: 'ci', scopes: ['MailboxRead', 'MailboxSend'] });
     expect(created.status).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
-    expect(created.body.data).toMatchObject({ tokenName: 'ci', createdSource: 'domain', accessToken: expect.stringMatching(/^mbxm_/) });
+    expect(created.body.data).toMatchObject({
+      tokenName: 'ci',
+      createdSource: 'domain',
+      accessToken: expect.stringMatching(/^mbxm_/),
+    });
     const listed = await api.get(tokensOf(m.mailboxId));
     expect(listed.body.data.map((t: any) => t.tokenId).sort()).toEqual([m.tokenId, created.body.data.tokenId].sort());
     // The new token is a mailbox token of that mailbox: it can self-govern nothing (no TokenManage) …
@@ -99,9 +120,16 @@ describe('/api/domain/mailboxes/:mailboxId/access-tokens', () => {
     const revealed = await api.post(`${tokensOf(m.mailboxId)}/${created.body.data.tokenId}/reveal`);
     expect(revealed.status).toBe(200);
     expect(revealed.headers.get('cache-control')).toBe('no-store');
-    expect(revealed.body.data).toEqual({ tokenId: created.body.data.tokenId, accessToken: created.body.data.accessToken });
+    expect(revealed.body.data).toEqual({
+      tokenId: created.body.data.tokenId,
+      accessToken: created.body.data.accessToken,
+    });
     const disabled = await api.post(`${tokensOf(m.mailboxId)}/${created.body.data.tokenId}/disable`);
-    expect(disabled.body.data).toMatchObject({ tokenId: created.body.data.tokenId, disabledAtTs: expect.any(Number), canRevealPlaintext: false });
+    expect(disabled.body.data).toMatchObject({
+      tokenId: created.body.data.tokenId,
+      disabledAtTs: expect.any(Number),
+      canRevealPlaintext: false,
+    });
     expect((await api.post(`${tokensOf(m.mailboxId)}/${created.body.data.tokenId}/reveal`)).status).toBe(409);
     const deleted = await api.delete(`${tokensOf(m.mailboxId)}/${created.body.data.tokenId}`);
     expect(deleted.body.data).toEqual({ tokenId: created.body.data.tokenId, deleted: true });
@@ -110,10 +138,22 @@ describe('/api/domain/mailboxes/:mailboxId/access-tokens', () => {
   it('never grants DomainManage, nor scopes the domain token lacks, nor a later expiry (400)', async () => {
     const { d, m, api } = await domainWithMailbox();
     expect((await api.post(tokensOf(m.mailboxId), { tokenName: 'x', scopes: ['DomainManage'] })).status).toBe(400);
-    const limited = await mintToken(server, { kind: 'domain', domainId: d.domainId, scopes: ['DomainManage', 'MailboxRead'] });
+    const limited = await mintToken(server, {
+      kind: 'domain',
+      domainId: d.domainId,
+      scopes: ['DomainManage', 'MailboxRead'],
+    });
     const lapi = server.api(limited.token);
     expect((await lapi.post(tokensOf(m.mailboxId), { tokenName: 'x', scopes: ['MailboxSend'] })).status).toBe(400);
-    expect((await lapi.post(tokensOf(m.mailboxId), { tokenName: 'x', scopes: ['MailboxRead'], expiresAtTs: Date.now() + 2 * 86_400_000 })).status).toBe(400);
+    expect(
+      (
+        await lapi.post(tokensOf(m.mailboxId), {
+          tokenName: 'x',
+          scopes: ['MailboxRead'],
+          expiresAtTs: Date.now() + 2 * 86_400_000,
+        })
+      ).status,
+    ).toBe(400);
     expect((await lapi.post(tokensOf(m.mailboxId), { tokenName: 'x', scopes: ['MailboxRead'] })).status).toBe(201);
   });
 
@@ -128,18 +168,25 @@ describe('/api/domain/mailboxes/:mailboxId/access-tokens', () => {
       await api.post(`${tokensOf(m.mailboxId)}/${sibling.tokenId}/reveal`),
       await api.post(`${tokensOf(m.mailboxId)}/${sibling.tokenId}/disable`),
       await api.delete(`${tokensOf(m.mailboxId)}/${sibling.tokenId}`),
-    ]) expect(res.status).toBe(404);
+    ])
+      expect(res.status).toBe(404);
   });
 
   it('refuses a mailbox token (403) and a domain token without DomainManage (403)', async () => {
     const { d, m } = await domainWithMailbox();
-    const noManage = await mintToken(server, { kind: 'domain', domainId: d.domainId, scopes: ['MailboxRead', 'MailboxSend'] });
+    const noManage = await mintToken(server, {
+      kind: 'domain',
+      domainId: d.domainId,
+      scopes: ['MailboxRead', 'MailboxSend'],
+    });
     for (const token of [m.token, noManage.token]) {
       const api = server.api(token);
       const answers = [
-        await api.get('/api/domain/mailboxes'), await api.post('/api/domain/mailboxes', { address: `q@${d.name}` }),
+        await api.get('/api/domain/mailboxes'),
+        await api.post('/api/domain/mailboxes', { address: `q@${d.name}` }),
         await api.post(`/api/domain/mailboxes/${m.mailboxId}/password`, { password: 'a-long-password' }),
-        await api.get(tokensOf(m.mailboxId)), await api.post(`${tokensOf(m.mailboxId)}/${m.tokenId}/disable`),
+        await api.get(tokensOf(m.mailboxId)),
+        await api.post(`${tokensOf(m.mailboxId)}/${m.tokenId}/disable`),
       ];
       expect(answers.map((a) => a.status)).toEqual([403, 403, 403, 403, 403]);
     }

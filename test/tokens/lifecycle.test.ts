@@ -11,20 +11,28 @@ const BASE = '/api/mailbox/access-tokens';
 let server: TestServer;
 const clock = new ManualClock();
 
-beforeAll(async () => { server = await startTestServer({ clock, env: { TOKEN_REVEAL_WINDOW: '1h' } }); });
-afterAll(async () => { await server?.close(); });
+beforeAll(async () => {
+  server = await startTestServer({ clock, env: { TOKEN_REVEAL_WINDOW: '1h' } });
+});
+afterAll(async () => {
+  await server?.close();
+});
 
 async function mailboxWithChild(body: Record<string, unknown> = {}) {
   const d = await server.createDomain();
   const m = await server.createMailbox(d.token, `m@${d.name}`);
-  const child = (await server.api(m.token).post(BASE, { tokenName: 'child', scopes: ['MailboxRead', 'TokenManage'], ...body })).body.data;
+  const child = (
+    await server.api(m.token).post(BASE, { tokenName: 'child', scopes: ['MailboxRead', 'TokenManage'], ...body })
+  ).body.data;
   return { m, child };
 }
 
 const record = async (token: string, tokenId: string) =>
   (await server.api(token).get(BASE)).body.data.find((t: any) => t.tokenId === tokenId);
 const cipherOf = async (tokenId: string) =>
-  (await server.runtime.services.db.one(sql<{ plaintext_cipher: string | null }>`select plaintext_cipher from access_token where id = ${tokenId}`))!.plaintext_cipher;
+  (await server.runtime.services.db.one(
+    sql<{ plaintext_cipher: string | null }>`select plaintext_cipher from access_token where id = ${tokenId}`,
+  ))!.plaintext_cipher;
 
 describe('reveal window (TOKEN_REVEAL_WINDOW)', () => {
   it('reveals just inside the window and answers 409 once it has passed', async () => {

@@ -11,8 +11,12 @@ const BASE = '/api/mailbox/access-tokens';
 let server: TestServer;
 const clock = new ManualClock();
 
-beforeAll(async () => { server = await startTestServer({ clock }); });
-afterAll(async () => { await server?.close(); });
+beforeAll(async () => {
+  server = await startTestServer({ clock });
+});
+afterAll(async () => {
+  await server?.close();
+});
 
 async function mailbox(): Promise<MailboxFixture & { domainToken: string }> {
   const d = await server.createDomain();
@@ -29,8 +33,23 @@ describe('POST /api/mailbox/access-tokens', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const d = res.body.data;
-    expect(Object.keys(d).sort()).toEqual(['accessToken', 'createdAtTs', 'createdSource', 'expiresAtTs', 'scopes', 'tokenId', 'tokenName', 'tokenPrefix']);
-    expect(d).toMatchObject({ tokenName: 'reader', scopes: ['MailboxRead', 'TokenManage'], createdSource: 'self', createdAtTs: clock.now().getTime() });
+    expect(Object.keys(d).sort()).toEqual([
+      'accessToken',
+      'createdAtTs',
+      'createdSource',
+      'expiresAtTs',
+      'policy',
+      'scopes',
+      'tokenId',
+      'tokenName',
+      'tokenPrefix',
+    ]);
+    expect(d).toMatchObject({
+      tokenName: 'reader',
+      scopes: ['MailboxRead', 'TokenManage'],
+      createdSource: 'self',
+      createdAtTs: clock.now().getTime(),
+    });
     expect(d.tokenId).toMatch(/^tok_/);
     expect(d.accessToken).toMatch(/^mbxm_[0-9A-Za-z]{38}$/);
     expect(d.tokenPrefix).toBe(d.accessToken.slice(0, 12));
@@ -41,14 +60,24 @@ describe('POST /api/mailbox/access-tokens', () => {
   it('defaults expiry to the caller expiry when that is sooner than 90 days', async () => {
     const m = await mailbox();
     const callerExp = clock.now().getTime() + 10 * DAY;
-    const caller = await mintToken(server, { kind: 'mailbox', domainId: m.domainId, mailboxId: m.mailboxId, expiresAt: new Date(callerExp) });
+    const caller = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: m.domainId,
+      mailboxId: m.mailboxId,
+      expiresAt: new Date(callerExp),
+    });
     const res = await server.api(caller.token).post(BASE, { tokenName: 'x', scopes: ['MailboxRead'] });
     expect(res.body.data.expiresAtTs).toBe(callerExp);
   });
 
   it('defaults expiry to 90 days when the caller lives longer', async () => {
     const m = await mailbox();
-    const long = await mintToken(server, { kind: 'mailbox', domainId: m.domainId, mailboxId: m.mailboxId, expiresAt: new Date(clock.now().getTime() + 400 * DAY) });
+    const long = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: m.domainId,
+      mailboxId: m.mailboxId,
+      expiresAt: new Date(clock.now().getTime() + 400 * DAY),
+    });
     const res = await server.api(long.token).post(BASE, { tokenName: 'x', scopes: ['MailboxRead'] });
     expect(res.body.data.expiresAtTs).toBe(clock.now().getTime() + 90 * DAY);
   });
@@ -56,10 +85,19 @@ describe('POST /api/mailbox/access-tokens', () => {
   it('accepts an explicit expiry up to and including the caller expiry', async () => {
     const m = await mailbox();
     const parentExp = clock.now().getTime() + 10 * DAY;
-    const parent = await mintToken(server, { kind: 'mailbox', domainId: m.domainId, mailboxId: m.mailboxId, expiresAt: new Date(parentExp) });
+    const parent = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: m.domainId,
+      mailboxId: m.mailboxId,
+      expiresAt: new Date(parentExp),
+    });
     const api = server.api(parent.token);
-    expect((await api.post(BASE, { tokenName: 'x', scopes: ['MailboxRead'], expiresAtTs: parentExp })).body.data.expiresAtTs).toBe(parentExp);
-    expect((await api.post(BASE, { tokenName: 'x', scopes: ['MailboxRead'], expiresAtTs: parentExp - DAY })).status).toBe(201);
+    expect(
+      (await api.post(BASE, { tokenName: 'x', scopes: ['MailboxRead'], expiresAtTs: parentExp })).body.data.expiresAtTs,
+    ).toBe(parentExp);
+    expect(
+      (await api.post(BASE, { tokenName: 'x', scopes: ['MailboxRead'], expiresAtTs: parentExp - DAY })).status,
+    ).toBe(201);
   });
 
   it.each([
@@ -79,7 +117,13 @@ describe('POST /api/mailbox/access-tokens', () => {
   ])('refuses %s with 400', async (_name, patch) => {
     const m = await mailbox();
     const now = clock.now().getTime();
-    const parent = await mintToken(server, { kind: 'mailbox', domainId: m.domainId, mailboxId: m.mailboxId, scopes: ['MailboxRead', 'TokenManage'], expiresAt: new Date(now + DAY) });
+    const parent = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: m.domainId,
+      mailboxId: m.mailboxId,
+      scopes: ['MailboxRead', 'TokenManage'],
+      expiresAt: new Date(now + DAY),
+    });
     const exp = { 'caller+1': now + DAY + 1, past: now - 1000, now, fraction: now + 1000.5 } as Record<string, number>;
     const body: Record<string, unknown> = { tokenName: 'x', scopes: ['MailboxRead'], ...patch };
     if (typeof body.expiresAtTs === 'string' && body.expiresAtTs in exp) body.expiresAtTs = exp[body.expiresAtTs];
@@ -97,8 +141,28 @@ describe('GET /api/mailbox/access-tokens', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).not.toBe('no-store');
     const child = res.body.data.find((t: any) => t.tokenName === 'child');
-    expect(Object.keys(child).sort()).toEqual(['canRevealPlaintext', 'createdAtTs', 'createdSource', 'disabledAtTs', 'expiresAtTs', 'lastUsedAtTs', 'lastUsedRemoteIp', 'scopes', 'tokenId', 'tokenName', 'tokenPrefix']);
-    expect(child).toMatchObject({ scopes: ['MailboxRead'], createdSource: 'self', disabledAtTs: null, lastUsedAtTs: null, lastUsedRemoteIp: null, canRevealPlaintext: true });
+    expect(Object.keys(child).sort()).toEqual([
+      'canRevealPlaintext',
+      'createdAtTs',
+      'createdSource',
+      'disabledAtTs',
+      'expiresAtTs',
+      'lastUsedAtTs',
+      'lastUsedRemoteIp',
+      'policy',
+      'scopes',
+      'tokenId',
+      'tokenName',
+      'tokenPrefix',
+    ]);
+    expect(child).toMatchObject({
+      scopes: ['MailboxRead'],
+      createdSource: 'self',
+      disabledAtTs: null,
+      lastUsedAtTs: null,
+      lastUsedRemoteIp: null,
+      canRevealPlaintext: true,
+    });
     expect(isTs(child.createdAtTs) && isTs(child.expiresAtTs)).toBe(true);
     expect(JSON.stringify(res.body)).not.toContain(created.accessToken); // a list never carries plaintext
     expect(child).not.toHaveProperty('accessToken');
@@ -107,7 +171,8 @@ describe('GET /api/mailbox/access-tokens', () => {
   it('sees only tokens created at or after the caller; earlier ones are 404 (documented rule)', async () => {
     const m = await mailbox(); // its bootstrap token is the earliest
     clock.advance(1000);
-    const later = (await server.api(m.token).post(BASE, { tokenName: 'later', scopes: ['MailboxRead', 'TokenManage'] })).body.data;
+    const later = (await server.api(m.token).post(BASE, { tokenName: 'later', scopes: ['MailboxRead', 'TokenManage'] }))
+      .body.data;
     const listed = await server.api(later.accessToken).get(BASE);
     expect(listed.body.data.map((t: any) => t.tokenId)).toEqual([later.tokenId]);
     const api = server.api(later.accessToken);
@@ -133,9 +198,19 @@ describe('reveal, disable, delete', () => {
   it('refuses to reveal a later token wider than the caller (403): reveal must not escalate', async () => {
     const m = await mailbox();
     const in30d = new Date(clock.now().getTime() + 30 * DAY);
-    const narrow = (await server.api(m.token).post(BASE, { tokenName: 'n', scopes: ['TokenManage'], expiresAtTs: in30d.getTime() })).body.data;
-    const wide = (await server.api(m.token).post(BASE, { tokenName: 'w', scopes: ['MailboxSend'], expiresAtTs: in30d.getTime() })).body.data;
-    const longer = await mintToken(server, { kind: 'mailbox', domainId: m.domainId, mailboxId: m.mailboxId, scopes: ['TokenManage'], expiresAt: new Date(in30d.getTime() + DAY) });
+    const narrow = (
+      await server.api(m.token).post(BASE, { tokenName: 'n', scopes: ['TokenManage'], expiresAtTs: in30d.getTime() })
+    ).body.data;
+    const wide = (
+      await server.api(m.token).post(BASE, { tokenName: 'w', scopes: ['MailboxSend'], expiresAtTs: in30d.getTime() })
+    ).body.data;
+    const longer = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: m.domainId,
+      mailboxId: m.mailboxId,
+      scopes: ['TokenManage'],
+      expiresAt: new Date(in30d.getTime() + DAY),
+    });
     expect((await server.api(narrow.accessToken).post(`${BASE}/${wide.tokenId}/reveal`)).status).toBe(403);
     expect((await server.api(narrow.accessToken).post(`${BASE}/${longer.tokenId}/reveal`)).status).toBe(403);
     expect((await server.api(m.token).post(`${BASE}/${wide.tokenId}/reveal`)).status).toBe(200);
@@ -143,12 +218,17 @@ describe('reveal, disable, delete', () => {
 
   it('disables: returns the record, the token then answers 401 and is no longer revealable (409)', async () => {
     const m = await mailbox();
-    const created = (await server.api(m.token).post(BASE, { tokenName: 'd', scopes: ['MailboxRead', 'TokenManage'] })).body.data;
+    const created = (await server.api(m.token).post(BASE, { tokenName: 'd', scopes: ['MailboxRead', 'TokenManage'] }))
+      .body.data;
     const before = (await server.api(m.token).get(BASE)).body.data.find((t: any) => t.tokenId === created.tokenId);
     expect(before.canRevealPlaintext).toBe(true);
     const res = await server.api(m.token).post(`${BASE}/${created.tokenId}/disable`);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ tokenId: created.tokenId, disabledAtTs: clock.now().getTime(), canRevealPlaintext: false });
+    expect(res.body.data).toMatchObject({
+      tokenId: created.tokenId,
+      disabledAtTs: clock.now().getTime(),
+      canRevealPlaintext: false,
+    });
     expect((await server.api(created.accessToken).get(BASE)).status).toBe(401);
     const reveal = await server.api(m.token).post(`${BASE}/${created.tokenId}/reveal`);
     expect(reveal.status).toBe(409);
@@ -159,20 +239,27 @@ describe('reveal, disable, delete', () => {
 
   it('deletes: {tokenId, deleted:true}, the token answers 401 and the record is gone', async () => {
     const m = await mailbox();
-    const created = (await server.api(m.token).post(BASE, { tokenName: 'x', scopes: ['MailboxRead', 'TokenManage'] })).body.data;
+    const created = (await server.api(m.token).post(BASE, { tokenName: 'x', scopes: ['MailboxRead', 'TokenManage'] }))
+      .body.data;
     const res = await server.api(m.token).delete(`${BASE}/${created.tokenId}`);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ tokenId: created.tokenId, deleted: true });
     expect((await server.api(created.accessToken).get(BASE)).status).toBe(401);
     expect((await server.api(m.token).get(BASE)).body.data.map((t: any) => t.tokenId)).not.toContain(created.tokenId);
-    expect(await server.runtime.services.db.one(sql`select id from access_token where id = ${created.tokenId}`)).toBeUndefined();
+    expect(
+      await server.runtime.services.db.one(sql`select id from access_token where id = ${created.tokenId}`),
+    ).toBeUndefined();
     expect((await server.api(m.token).delete(`${BASE}/${created.tokenId}`)).status).toBe(404);
   });
 
   it('answers 404 for an unknown token id on reveal, disable and delete', async () => {
     const m = await mailbox();
     const api = server.api(m.token);
-    for (const res of [await api.post(`${BASE}/tok_nope/reveal`), await api.post(`${BASE}/tok_nope/disable`), await api.delete(`${BASE}/tok_nope`)]) {
+    for (const res of [
+      await api.post(`${BASE}/tok_nope/reveal`),
+      await api.post(`${BASE}/tok_nope/disable`),
+      await api.delete(`${BASE}/tok_nope`),
+    ]) {
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ data: null, code: 404 });
     }
@@ -182,13 +269,22 @@ describe('reveal, disable, delete', () => {
 describe('who may self-govern', () => {
   it('refuses a domain token (403) and a mailbox token without TokenManage (403) on every route', async () => {
     const m = await mailbox();
-    const noManage = await mintToken(server, { kind: 'mailbox', domainId: m.domainId, mailboxId: m.mailboxId, scopes: ['MailboxRead', 'MailboxSend'] });
-    const target = (await server.api(m.token).post(BASE, { tokenName: 't', scopes: ['MailboxRead'] })).body.data.tokenId;
+    const noManage = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: m.domainId,
+      mailboxId: m.mailboxId,
+      scopes: ['MailboxRead', 'MailboxSend'],
+    });
+    const target = (await server.api(m.token).post(BASE, { tokenName: 't', scopes: ['MailboxRead'] })).body.data
+      .tokenId;
     for (const token of [m.domainToken, noManage.token]) {
       const api = server.api(token);
       const answers = [
-        await api.get(BASE), await api.post(BASE, { tokenName: 'x', scopes: ['MailboxRead'] }),
-        await api.post(`${BASE}/${target}/reveal`), await api.post(`${BASE}/${target}/disable`), await api.delete(`${BASE}/${target}`),
+        await api.get(BASE),
+        await api.post(BASE, { tokenName: 'x', scopes: ['MailboxRead'] }),
+        await api.post(`${BASE}/${target}/reveal`),
+        await api.post(`${BASE}/${target}/disable`),
+        await api.delete(`${BASE}/${target}`),
       ];
       expect(answers.map((a) => a.status)).toEqual([403, 403, 403, 403, 403]);
     }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
-import { claimDueJob } from '../../src/core/delivery/outbox-jobs.js';
-import { renewLease } from '../../src/core/delivery/job-lease.js';
-import { retryDelayMs } from '../../src/core/delivery/retry.js';
+import { claimDueJob } from '../../src/core/delivery/outbound/outbox-jobs.js';
+import { renewLease } from '../../src/core/delivery/outbound/job-lease.js';
+import { retryDelayMs } from '../../src/core/delivery/outbound/retry.js';
 import { startSink } from './smtp-sink.js';
 import { fastWorker, recipientsOfMessage, runWorkerUntil, startTransportServer } from './world.js';
 
@@ -12,15 +12,22 @@ let sink: Awaited<ReturnType<typeof startSink>>;
 let x: { domainId: string; name: string; token: string };
 let alice: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
-const statusOf = async (id: string) => (await q`select delivery_status from message where id = ${id}`)[0].delivery_status as string;
+const statusOf = async (id: string) =>
+  (await q`select delivery_status from message where id = ${id}`)[0].delivery_status as string;
 
 beforeAll(async () => {
   sink = await startSink();
-  server = await startTransportServer({ SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}?tls=insecure`, MAX_DELIVERY_AGE: '3s' });
+  server = await startTransportServer({
+    SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}?tls=insecure`,
+    MAX_DELIVERY_AGE: '3s',
+  });
   x = await server.createDomain();
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
 });
-afterAll(async () => { await server?.close(); await sink?.close(); });
+afterAll(async () => {
+  await server?.close();
+  await sink?.close();
+});
 
 async function send(to: string[]): Promise<string> {
   return (await server.api(alice.token).post('/api/messages/send', sendBody(to))).body.data.messageId;
@@ -29,7 +36,9 @@ async function send(to: string[]): Promise<string> {
 describe('delivery lifecycle', () => {
   it('backs off exponentially with jitter, capped', () => {
     const policy = { baseMs: 1000, maxMs: 8000 };
-    expect([1, 2, 3, 4, 5, 9].map((n) => retryDelayMs(n, policy, () => 0))).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
+    expect([1, 2, 3, 4, 5, 9].map((n) => retryDelayMs(n, policy, () => 0))).toEqual([
+      500, 1000, 2000, 4000, 4000, 4000,
+    ]);
     expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, policy, () => 0.999999))).toEqual([1000, 2000, 4000, 8000, 8000]);
     const spread = new Set(Array.from({ length: 50 }, () => retryDelayMs(3, policy)));
     expect(spread.size).toBeGreaterThan(10);
@@ -43,7 +52,8 @@ describe('delivery lifecycle', () => {
     expect(r.status).toBe('failed');
     expect(r.remote_reply).toMatch(/^421 4\.4\.2 Try later \(given up after/);
     expect(r.attempts).toBeGreaterThan(1);
-    const [bounce] = await q`select raw_blob_key from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
+    const [bounce] =
+      await q`select raw_blob_key from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
     expect((await server.runtime.services.blobs.get(bounce.raw_blob_key)).toString()).toContain('Status: 5.4.7');
     sink.script({});
   });
@@ -51,7 +61,8 @@ describe('delivery lifecycle', () => {
   it('bounces an unknown address of a hosted domain at once', async () => {
     const id = await send([`nobody@${x.name}`]);
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'failed', 'failed');
-    const [bounce] = await q`select body_text from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
+    const [bounce] =
+      await q`select body_text from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
     expect(bounce.body_text).toContain(`<nobody@${x.name}>: 550 5.1.1 No such mailbox here`);
   });
 

@@ -18,14 +18,25 @@ const atLeast = (v: string, floor: number[]) => {
 };
 
 /** Every installed copy of a package, nested node_modules included. */
-function installed(name: string, dir = path.join(ROOT, 'node_modules'), found: { path: string; version: string }[] = [], scope = ''): { path: string; version: string }[] {
+function installed(
+  name: string,
+  dir = path.join(ROOT, 'node_modules'),
+  found: { path: string; version: string }[] = [],
+  scope = '',
+): { path: string; version: string }[] {
   if (!existsSync(dir)) return found;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === '.bin') continue;
     const full = path.join(dir, entry.name);
-    if (entry.name.startsWith('@')) { installed(name, full, found, entry.name); continue; }
+    if (entry.name.startsWith('@')) {
+      installed(name, full, found, entry.name);
+      continue;
+    }
     if (!scope && entry.name === name && existsSync(path.join(full, 'package.json'))) {
-      found.push({ path: path.relative(ROOT, full), version: JSON.parse(readFileSync(path.join(full, 'package.json'), 'utf8')).version });
+      found.push({
+        path: path.relative(ROOT, full),
+        version: JSON.parse(readFileSync(path.join(full, 'package.json'), 'utf8')).version,
+      });
     }
     if (existsSync(path.join(full, 'node_modules'))) installed(name, path.join(full, 'node_modules'), found);
   }
@@ -49,8 +60,12 @@ describe('nodemailer is patched wherever it is pulled in', () => {
 
   it('has only patched copies in the lock file', () => {
     const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
-    const entries = Object.entries(lock.packages as Record<string, { version?: string }>).filter(([k]) => k.endsWith('node_modules/nodemailer'));
+    const entries = Object.entries(lock.packages as Record<string, { version?: string }>).filter(([k]) =>
+      k.endsWith('node_modules/nodemailer'),
+    );
     expect(entries.length).toBeGreaterThan(0);
-    expect(entries.filter(([, v]) => !v.version || !atLeast(v.version, FLOOR)).map(([k, v]) => `${k}@${v.version}`)).toEqual([]);
+    expect(
+      entries.filter(([, v]) => !v.version || !atLeast(v.version, FLOOR)).map(([k, v]) => `${k}@${v.version}`),
+    ).toEqual([]);
   });
 });

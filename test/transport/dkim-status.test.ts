@@ -11,19 +11,39 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'mbx-res-'));
-  writeFileSync(path.join(dir, 'domain.yaml'), 'apiVersion: mailbox-service.dev/v1alpha1\nkind: Domain\nmetadata: { name: signed-test }\nspec:\n  domain: signed.test\n');
+  writeFileSync(
+    path.join(dir, 'domain.yaml'),
+    'apiVersion: mailbox-service.dev/v1alpha1\nkind: Domain\nmetadata: { name: signed-test }\nspec:\n  domain: signed.test\n',
+  );
   server = await startTestServer({ env: { MAILBOX_RESOURCES_DIR: dir } });
 });
-afterAll(async () => { await server?.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('DKIM record', () => {
   it('is in the Domain status and identical to what the domain route answers', async () => {
     const statusFile = path.join(server.dataDir, 'status', 'default', 'domain-signed-test.json');
-    const status = await waitFor(async () => {
-      try { return JSON.parse(readFileSync(statusFile, 'utf8')).status.dkim; } catch { return undefined; }
-    }, 15_000, 'dkim in status');
-    expect(status).toMatchObject({ name: expect.stringMatching(/^mbx\d{6}\._domainkey\.signed\.test$/), type: 'TXT', value: expect.stringMatching(/^v=DKIM1; k=rsa; p=/) });
-    const secret = JSON.parse(readFileSync(path.join(server.dataDir, 'secrets', 'default', 'signed-test-domain-token.json'), 'utf8'));
+    const status = await waitFor(
+      async () => {
+        try {
+          return JSON.parse(readFileSync(statusFile, 'utf8')).status.dkim;
+        } catch {
+          return undefined;
+        }
+      },
+      15_000,
+      'dkim in status',
+    );
+    expect(status).toMatchObject({
+      name: expect.stringMatching(/^mbx\d{6}\._domainkey\.signed\.test$/),
+      type: 'TXT',
+      value: expect.stringMatching(/^v=DKIM1; k=rsa; p=/),
+    });
+    const secret = JSON.parse(
+      readFileSync(path.join(server.dataDir, 'secrets', 'default', 'signed-test-domain-token.json'), 'utf8'),
+    );
     const route = await server.api(secret.accessToken).get('/api/domain/dkim');
     expect(route.status).toBe(200);
     expect(route.body.data).toEqual({ domain: 'signed.test', ...status });

@@ -5,7 +5,11 @@ import { ID_PREFIX, newId } from '../../src/core/ids.js';
 import { sql } from '../../src/storage/database.js';
 
 /** A seeded inbound message with a raw source and one attachment in the blob store. */
-export async function seedMessageWithRaw(server: TestServer, mailbox: { mailboxId: string; address: string }, o: { filename?: string; content?: string } = {}) {
+export async function seedMessageWithRaw(
+  server: TestServer,
+  mailbox: { mailboxId: string; address: string },
+  o: { filename?: string; content?: string } = {},
+) {
   const services = server.runtime.services;
   const seeded = await seedMessage(server, mailbox);
   const rawKey = `raw/${newId(ID_PREFIX.message)}`;
@@ -15,10 +19,18 @@ export async function seedMessageWithRaw(server: TestServer, mailbox: { mailboxI
   const content = Buffer.from(o.content ?? 'attachment bytes');
   const stored = await services.blobs.put(attKey, content);
   const attachmentId = await services.db.tx(async (trx) => {
-    await sql`update message set raw_blob_key = ${rawKey}, attachment_count = 1 where id = ${seeded.messageId}`.execute(trx);
+    await sql`update message set raw_blob_key = ${rawKey}, attachment_count = 1 where id = ${seeded.messageId}`.execute(
+      trx,
+    );
     return insertAttachment(trx, {
-      filename: o.filename ?? 'notes.txt', contentType: 'text/plain', sizeBytes: stored.sizeBytes, sha256: stored.sha256, blobKey: attKey,
-      mailboxId: mailbox.mailboxId, messageId: seeded.messageId, at: new Date(),
+      filename: o.filename ?? 'notes.txt',
+      contentType: 'text/plain',
+      sizeBytes: stored.sizeBytes,
+      sha256: stored.sha256,
+      blobKey: attKey,
+      mailboxId: mailbox.mailboxId,
+      messageId: seeded.messageId,
+      at: new Date(),
     });
   });
   return { ...seeded, attachmentId, raw, content };

@@ -12,7 +12,8 @@ let sink: Awaited<ReturnType<typeof startSink>>;
 let dns: Awaited<ReturnType<typeof startDnsStub>>;
 let alice: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
-const statusOf = async (id: string) => (await q`select delivery_status from message where id = ${id}`)[0].delivery_status as string;
+const statusOf = async (id: string) =>
+  (await q`select delivery_status from message where id = ${id}`)[0].delivery_status as string;
 
 beforeAll(async () => {
   sink = await startSink();
@@ -20,17 +21,32 @@ beforeAll(async () => {
     'remote.test': { MX: [{ priority: 10, exchange: 'mx1.remote.test' }] },
     'mx1.remote.test': { A: ['127.0.0.1'] },
     // The preferred host does not answer (nothing listens on 127.0.0.2), the backup does.
-    'backup.test': { MX: [{ priority: 5, exchange: 'dead.backup.test' }, { priority: 20, exchange: 'live.backup.test' }] },
+    'backup.test': {
+      MX: [
+        { priority: 5, exchange: 'dead.backup.test' },
+        { priority: 20, exchange: 'live.backup.test' },
+      ],
+    },
     'dead.backup.test': { A: ['127.0.0.2'] },
     'live.backup.test': { A: ['127.0.0.1'] },
     'implicit.test': { A: ['127.0.0.1'] },
     'nullmx.test': { MX: [{ priority: 0, exchange: '' }] },
   });
-  server = await startTransportServer({ SMTP_DELIVERY: 'mx', SMTP_DELIVERY_PORT: String(sink.port), DNS_SERVERS: dns.server });
+  server = await startTransportServer({
+    SMTP_DELIVERY: 'mx',
+    // The stub's MX hosts are on loopback: allowed here only (docs/api.md, "Network targets").
+    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    SMTP_DELIVERY_PORT: String(sink.port),
+    DNS_SERVERS: dns.server,
+  });
   const x = await server.createDomain();
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
 });
-afterAll(async () => { await server?.close(); await sink?.close(); await dns?.close(); });
+afterAll(async () => {
+  await server?.close();
+  await sink?.close();
+  await dns?.close();
+});
 beforeEach(() => sink.script({}));
 
 async function send(to: string[]): Promise<string> {
@@ -58,9 +74,11 @@ describe('direct MX delivery', () => {
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'failed', 'failed');
     const recipients = await recipientsOfMessage(server, id);
     expect(recipients.map((r) => [r.address, r.status, r.remote_reply.slice(0, 10)])).toEqual([
-      ['e@nullmx.test', 'failed', '556 5.1.10'], ['f@no-such-domain.test', 'failed', '550 5.1.2 '],
+      ['e@nullmx.test', 'failed', '556 5.1.10'],
+      ['f@no-such-domain.test', 'failed', '550 5.1.2 '],
     ]);
-    const [bounce] = await q`select body_text from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
+    const [bounce] =
+      await q`select body_text from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
     expect(bounce.body_text).toContain('e@nullmx.test');
     expect(bounce.body_text).toContain('f@no-such-domain.test');
   });

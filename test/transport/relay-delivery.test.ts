@@ -13,7 +13,8 @@ let dns: Awaited<ReturnType<typeof startDnsStub>>;
 let x: { domainId: string; name: string; token: string };
 let alice: { mailboxId: string; address: string; token: string };
 const q = rowsOf(() => server);
-const statusOf = async (id: string) => (await q`select delivery_status from message where id = ${id}`)[0].delivery_status as string;
+const statusOf = async (id: string) =>
+  (await q`select delivery_status from message where id = ${id}`)[0].delivery_status as string;
 
 beforeAll(async () => {
   sink = await startSink({ auth: { user: 'relay-user', pass: 'relay-pass' } });
@@ -23,7 +24,11 @@ beforeAll(async () => {
   x = await server.createDomain();
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
 });
-afterAll(async () => { await server?.close(); await sink?.close(); await dns?.close(); });
+afterAll(async () => {
+  await server?.close();
+  await sink?.close();
+  await dns?.close();
+});
 beforeEach(() => sink.script({}));
 
 function startTransportServer(relayUrl: string) {
@@ -42,7 +47,11 @@ describe('external delivery through SMTP_RELAY_URL', () => {
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'delivered', 'delivered');
     expect(sink.copiesFor('carol@remote.example')).toBe(1);
     const [recipient] = await recipientsOfMessage(server, id);
-    expect(recipient).toMatchObject({ status: 'delivered', remote_reply: expect.stringMatching(/^250 .*SINK/), attempts: 1 });
+    expect(recipient).toMatchObject({
+      status: 'delivered',
+      remote_reply: expect.stringMatching(/^250 .*SINK/),
+      attempts: 1,
+    });
     const message = sink.accepted.find((m) => m.to.includes('carol@remote.example'))!;
     expect(message.from).toBe(alice.address);
     const raw = message.raw.toString();
@@ -50,18 +59,45 @@ describe('external delivery through SMTP_RELAY_URL', () => {
     expect(raw).toContain('Subject: Over the relay');
     // Publish the record the domain route hands out, then verify like a receiver would.
     const record = (await server.api(x.token).get('/api/domain/dkim')).body.data;
-    expect(record).toMatchObject({ domain: x.name, name: `${record.selector}._domainkey.${x.name}`, type: 'TXT', value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/) });
+    expect(record).toMatchObject({
+      domain: x.name,
+      name: `${record.selector}._domainkey.${x.name}`,
+      type: 'TXT',
+      value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/),
+    });
     dns.records[record.name] = { TXT: [record.value] };
     const resolver = (await import('../../src/core/delivery/dns-resolver.js')).dnsResolver(dns.server);
-    const verdict = await authenticate(message.raw, { ip: '127.0.0.1', helo: 'mail.test', sender: alice.address, resolver, disableArc: true, disableBimi: true, disableDmarc: true });
+    const verdict = await authenticate(message.raw, {
+      ip: '127.0.0.1',
+      helo: 'mail.test',
+      sender: alice.address,
+      resolver,
+      disableArc: true,
+      disableBimi: true,
+      disableDmarc: true,
+    });
     expect(verdict.dkim.results[0]).toMatchObject({ signingDomain: x.name, status: { result: 'pass' } });
-    const events = await q`select payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.delivery'`;
-    expect(events.map((e) => e.payload.data)).toContainEqual(expect.objectContaining({ messageId: id, recipient: 'carol@remote.example', recipientStatus: 'delivered', deliveryStatus: 'delivered' }));
+    const events =
+      await q`select payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.delivery'`;
+    expect(events.map((e) => e.payload.data)).toContainEqual(
+      expect.objectContaining({
+        messageId: id,
+        recipient: 'carol@remote.example',
+        recipientStatus: 'delivered',
+        deliveryStatus: 'delivered',
+      }),
+    );
   });
 
   it('relays a message submitted over SMTP as submitted, without its Bcc header', async () => {
     const client = submitter(server, alice.address, alice.token);
-    const info = await client.sendMail({ from: alice.address, to: 'dora@remote.example', bcc: 'hidden@remote.example', subject: 'Submitted', text: 'kept as is' });
+    const info = await client.sendMail({
+      from: alice.address,
+      to: 'dora@remote.example',
+      bcc: 'hidden@remote.example',
+      subject: 'Submitted',
+      text: 'kept as is',
+    });
     client.close();
     const id = /Queued as (msg_\w+)/.exec(info.response)![1]!;
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'delivered', 'delivered');
@@ -76,7 +112,11 @@ describe('external delivery through SMTP_RELAY_URL', () => {
   it('retries a 4xx with backoff and delivers exactly once', async () => {
     sink.script({ rcpt: { 'busy@remote.example': '451 4.3.0 Try again later' } });
     const id = await send(['busy@remote.example']);
-    await runWorkerUntil(server, async () => (await recipientsOfMessage(server, id))[0].status === 'deferred', 'deferred');
+    await runWorkerUntil(
+      server,
+      async () => (await recipientsOfMessage(server, id))[0].status === 'deferred',
+      'deferred',
+    );
     const [deferred] = await recipientsOfMessage(server, id);
     expect(deferred.remote_reply).toMatch(/^451 /);
     expect(await statusOf(id)).toBe('deferred');
@@ -91,59 +131,90 @@ describe('external delivery through SMTP_RELAY_URL', () => {
   it('retries after the relay drops the connection mid-DATA', async () => {
     sink.script({ dropAfterBytes: 200 });
     const id = await send(['dropped@remote.example'], { bodyText: 'x'.repeat(5000) });
-    await runWorkerUntil(server, async () => (await recipientsOfMessage(server, id))[0].status === 'deferred', 'deferred');
+    await runWorkerUntil(
+      server,
+      async () => (await recipientsOfMessage(server, id))[0].status === 'deferred',
+      'deferred',
+    );
     expect((await recipientsOfMessage(server, id))[0].remote_reply).toMatch(/^451 4\.4\.1 /);
     sink.script({});
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'delivered', 'delivered after drop');
     expect(sink.copiesFor('dropped@remote.example')).toBe(1);
   });
 
-  it('bounces a 5xx: an RFC 3464 report in the sender\'s mailbox, threaded with the original', async () => {
+  it("bounces a 5xx: an RFC 3464 report in the sender's mailbox, threaded with the original", async () => {
     sink.script({ rcpt: { 'gone@remote.example': '550 5.1.1 User unknown' } });
     const id = await send(['gone@remote.example'], { subject: 'To nowhere' });
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'failed', 'failed');
     const [recipient] = await recipientsOfMessage(server, id);
     expect(recipient).toMatchObject({ status: 'failed', remote_reply: '550 5.1.1 User unknown' });
     const [original] = await q`select thread_id, internet_message_id from message where id = ${id}`;
-    const [bounce] = await q`select * from message where mailbox_id = ${alice.mailboxId} and direction = 'inbound' and in_reply_to_message_id = ${id}`;
-    expect(bounce).toMatchObject({ thread_id: original.thread_id, subject: 'Undelivered Mail Returned to Sender', from_address: 'mailer-daemon@mail.test', is_read: false });
+    const [bounce] =
+      await q`select * from message where mailbox_id = ${alice.mailboxId} and direction = 'inbound' and in_reply_to_message_id = ${id}`;
+    expect(bounce).toMatchObject({
+      thread_id: original.thread_id,
+      subject: 'Undelivered Mail Returned to Sender',
+      from_address: 'mailer-daemon@mail.test',
+      is_read: false,
+    });
     expect(bounce.body_text).toContain('<gone@remote.example>: 550 5.1.1 User unknown');
     const raw = (await server.runtime.services.blobs.get(bounce.raw_blob_key)).toString();
     expect(raw).toMatch(/Content-Type: multipart\/report; report-type=delivery-status/);
-    expect(raw).toMatch(/Final-Recipient: rfc822; gone@remote\.example\r\nAction: failed\r\nStatus: 5\.1\.1\r\nDiagnostic-Code: smtp; 550 5\.1\.1 User unknown/);
+    expect(raw).toMatch(
+      /Final-Recipient: rfc822; gone@remote\.example\r\nAction: failed\r\nStatus: 5\.1\.1\r\nDiagnostic-Code: smtp; 550 5\.1\.1 User unknown/,
+    );
     expect(raw).toContain(`In-Reply-To: ${original.internet_message_id}`);
     expect(raw).toContain('Auto-Submitted: auto-replied');
   });
 
   it('stores a remote reply cut inside an emoji, or carrying NUL, as well-formed text', async () => {
     // "550 5.1.1 " is 10 characters: the emoji's high surrogate sits at index 999, where the reply is cut.
-    sink.script({ rcpt: { 'cut@remote.example': `550 5.1.1 ${'x'.repeat(989)}\u{1F600} tail`, 'nul@remote.example': '550 5.1.1 bad\u0000reply' } });
+    sink.script({
+      rcpt: {
+        'cut@remote.example': `550 5.1.1 ${'x'.repeat(989)}\u{1F600} tail`,
+        'nul@remote.example': '550 5.1.1 bad\u0000reply',
+      },
+    });
     const id = await send(['cut@remote.example', 'nul@remote.example'], { subject: 'Odd replies' });
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'failed', 'failed');
     const replies = (await recipientsOfMessage(server, id)).map((r) => r.remote_reply as string);
     expect(replies.every((r) => r.isWellFormed() && !r.includes('\u0000'))).toBe(true);
     expect(replies.find((r) => r.includes('xxx'))).toHaveLength(1000);
-    const events = await q`select payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.delivery' and payload->'data'->>'messageId' = ${id}`;
+    const events =
+      await q`select payload from mailbox_event where mailbox_id = ${alice.mailboxId} and type = 'message.delivery' and payload->'data'->>'messageId' = ${id}`;
     expect(events.length).toBeGreaterThan(0);
   });
 
   it('sends each recipient exactly once across attempts: delivered ones are never sent again', async () => {
-    sink.script({ rcpt: { 'later@remote.example': '452 4.2.2 Mailbox full', 'never@remote.example': '554 5.7.1 Rejected' } });
+    sink.script({
+      rcpt: { 'later@remote.example': '452 4.2.2 Mailbox full', 'never@remote.example': '554 5.7.1 Rejected' },
+    });
     const id = await send(['ok@remote.example', 'later@remote.example', 'never@remote.example']);
-    await runWorkerUntil(server, async () => {
-      const r = await recipientsOfMessage(server, id);
-      return r.every((x) => x.status !== 'queued') && r;
-    }, 'first attempt');
+    await runWorkerUntil(
+      server,
+      async () => {
+        const r = await recipientsOfMessage(server, id);
+        return r.every((x) => x.status !== 'queued') && r;
+      },
+      'first attempt',
+    );
     expect((await recipientsOfMessage(server, id)).map((r) => [r.address, r.status])).toEqual([
-      ['later@remote.example', 'deferred'], ['never@remote.example', 'failed'], ['ok@remote.example', 'delivered'],
+      ['later@remote.example', 'deferred'],
+      ['never@remote.example', 'failed'],
+      ['ok@remote.example', 'delivered'],
     ]);
     expect(await statusOf(id)).toBe('deferred');
     sink.script({});
     await runWorkerUntil(server, async () => (await statusOf(id)) === 'failed', 'final');
-    expect([sink.copiesFor('ok@remote.example'), sink.copiesFor('later@remote.example'), sink.copiesFor('never@remote.example')]).toEqual([1, 1, 0]);
+    expect([
+      sink.copiesFor('ok@remote.example'),
+      sink.copiesFor('later@remote.example'),
+      sink.copiesFor('never@remote.example'),
+    ]).toEqual([1, 1, 0]);
     const second = sink.accepted.find((m) => m.to.includes('later@remote.example'))!;
     expect(second.to).toEqual(['later@remote.example']);
-    const bounces = await q`select id from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
+    const bounces =
+      await q`select id from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
     expect(bounces).toHaveLength(1);
   });
 });

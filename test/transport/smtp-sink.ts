@@ -1,6 +1,10 @@
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 
-export interface SinkMessage { from: string; to: string[]; raw: Buffer }
+export interface SinkMessage {
+  from: string;
+  to: string[];
+  raw: Buffer;
+}
 
 /** What the sink answers; set per test, changed between attempts. */
 export interface SinkScript {
@@ -22,8 +26,13 @@ export async function startSink(o: { auth?: { user: string; pass: string } } = {
   let script: SinkScript = {};
   const reply = (text: string) => Object.assign(new Error(text.slice(4)), { responseCode: Number(text.slice(0, 3)) });
   const server = new SMTPServer({
-    logger: false, disableReverseLookup: true, hideENHANCEDSTATUSCODES: true, size: 50 * 1024 * 1024,
-    disabledCommands: o.auth ? [] : ['AUTH'], allowInsecureAuth: true, authOptional: !o.auth,
+    logger: false,
+    disableReverseLookup: true,
+    hideENHANCEDSTATUSCODES: true,
+    size: 50 * 1024 * 1024,
+    disabledCommands: o.auth ? [] : ['AUTH'],
+    allowInsecureAuth: true,
+    authOptional: !o.auth,
     onAuth(auth, _s, cb) {
       if (auth.username === o.auth?.user && auth.password === o.auth?.pass) return cb(null, { user: auth.username });
       cb(reply('535 5.7.8 Authentication credentials invalid'));
@@ -42,7 +51,8 @@ export async function startSink(o: { auth?: { user: string; pass: string } } = {
         bytes += c.length;
         if (script.dropAfterBytes !== undefined && bytes >= script.dropAfterBytes) {
           attempts.push({ to, outcome: 'dropped' });
-          for (const conn of (server as any).connections as Set<any>) if (conn.session === session) conn._socket.destroy();
+          for (const conn of (server as any).connections as Set<any>)
+            if (conn.session === session) conn._socket.destroy();
         }
       });
       stream.on('end', () => {
@@ -50,7 +60,11 @@ export async function startSink(o: { auth?: { user: string; pass: string } } = {
           attempts.push({ to, outcome: script.data });
           return cb(reply(script.data));
         }
-        accepted.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to, raw: Buffer.concat(chunks) });
+        accepted.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to,
+          raw: Buffer.concat(chunks),
+        });
         attempts.push({ to, outcome: 'accepted' });
         cb(null, 'Ok: queued as SINK');
       });
@@ -63,9 +77,13 @@ export async function startSink(o: { auth?: { user: string; pass: string } } = {
     port,
     accepted,
     attempts,
-    script(next: SinkScript) { script = next; },
+    script(next: SinkScript) {
+      script = next;
+    },
     /** How many accepted copies reached each recipient. */
-    copiesFor(address: string): number { return accepted.filter((m) => m.to.includes(address)).length; },
+    copiesFor(address: string): number {
+      return accepted.filter((m) => m.to.includes(address)).length;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

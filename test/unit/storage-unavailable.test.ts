@@ -46,18 +46,47 @@ describe('isStorageUnavailable', () => {
   });
 
   it('recognises server shutdown and connection SQLSTATEs, also wrapped by the ORM or as a cause', () => {
-    const shutdown = Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'), { code: '57P01' });
+    const shutdown = Object.assign(
+      new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'),
+      { code: '57P01' },
+    );
     expect(isStorageUnavailable(shutdown)).toBe(true);
-    expect(isStorageUnavailable(Object.assign(new pg.DatabaseError('the database system is starting up', 0, 'error'), { code: '57P03' }))).toBe(true);
-    expect(isStorageUnavailable(Object.assign(new pg.DatabaseError('connection failure', 0, 'error'), { code: '08006' }))).toBe(true);
+    expect(
+      isStorageUnavailable(
+        Object.assign(new pg.DatabaseError('the database system is starting up', 0, 'error'), { code: '57P03' }),
+      ),
+    ).toBe(true);
+    expect(
+      isStorageUnavailable(Object.assign(new pg.DatabaseError('connection failure', 0, 'error'), { code: '08006' })),
+    ).toBe(true);
     expect(isStorageUnavailable(new ConnectionException(shutdown))).toBe(true);
-    expect(isStorageUnavailable(new Error('query failed', { cause: new Error('Connection terminated unexpectedly') }))).toBe(true);
-    expect(isStorageUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+    expect(
+      isStorageUnavailable(new Error('query failed', { cause: new Error('Connection terminated unexpectedly') })),
+    ).toBe(true);
+    expect(isStorageUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(
+      true,
+    );
+    // ALTER DATABASE … ALLOW_CONNECTIONS false: new connections get 55000 with this text.
+    expect(
+      isStorageUnavailable(
+        Object.assign(new pg.DatabaseError('database "mbx" is not currently accepting connections', 0, 'error'), {
+          code: '55000',
+        }),
+      ),
+    ).toBe(true);
   });
 
   it('does not excuse errors that are not about reaching the database', () => {
-    expect(isStorageUnavailable(Object.assign(new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error'), { code: '23505' }))).toBe(false);
-    expect(isStorageUnavailable(Object.assign(new pg.DatabaseError('syntax error', 0, 'error'), { code: '42601' }))).toBe(false);
+    expect(
+      isStorageUnavailable(
+        Object.assign(new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error'), {
+          code: '23505',
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      isStorageUnavailable(Object.assign(new pg.DatabaseError('syntax error', 0, 'error'), { code: '42601' })),
+    ).toBe(false);
     expect(isStorageUnavailable(new Error('Connection terminated by a typo in our code, say'))).toBe(false);
     expect(isStorageUnavailable(new AppError('VALIDATION_FAILED'))).toBe(false);
     expect(isStorageUnavailable(undefined)).toBe(false);

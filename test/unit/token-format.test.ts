@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkTokenFormat, hashToken, mintTokenPlaintext, tokenDisplayPrefix } from '../../src/core/tokens/token-format.js';
+import {
+  checkTokenFormat,
+  hashToken,
+  mintTokenPlaintext,
+  tokenDisplayPrefix,
+} from '../../src/core/tokens/token-format.js';
 import { TokenCipher, parseServerKey } from '../../src/core/tokens/token-cipher.js';
 import { randomBytes } from 'node:crypto';
 

@@ -55,13 +55,18 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.operator.serviceAccount.create }}{{ default (include "mailbox.componentName" (dict "root" . "component" "operator")) .Values.operator.serviceAccount.name }}{{ else }}{{ default "default" .Values.operator.serviceAccount.name }}{{ end }}
 {{- end }}
 
-{{/* API versions by what the cluster serves (.Capabilities; helm template without a cluster knows group/versions only, not kinds), so one chart fits old and new clusters. */}}
+{{/*
+API versions by what the cluster serves, so one chart fits old and new clusters. Against a cluster
+.Capabilities.APIVersions is what the server lists; `helm template` without one lists its own
+built-in set whatever --kube-version says, so the Kubernetes version must agree too
+(autoscaling/v2 is served from 1.23, policy/v1 PodDisruptionBudgets from 1.21).
+*/}}
 {{- define "mailbox.hpaApiVersion" -}}
-{{- if .Capabilities.APIVersions.Has "autoscaling/v2" }}autoscaling/v2{{ else }}autoscaling/v2beta2{{ end }}
+{{- if and (.Capabilities.APIVersions.Has "autoscaling/v2") (semverCompare ">=1.23-0" .Capabilities.KubeVersion.Version) }}autoscaling/v2{{ else }}autoscaling/v2beta2{{ end }}
 {{- end }}
 
 {{- define "mailbox.pdbApiVersion" -}}
-{{- if .Capabilities.APIVersions.Has "policy/v1" }}policy/v1{{ else }}policy/v1beta1{{ end }}
+{{- if and (.Capabilities.APIVersions.Has "policy/v1") (semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version) }}policy/v1{{ else }}policy/v1beta1{{ end }}
 {{- end }}
 
 {{/* Environment shared by every application container (database, Redis, server key, config). */}}
@@ -94,6 +99,14 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.tracing.otlpEndpoint | quote }}
 - name: OTEL_TRACES_EXPORTER
   value: otlp
+{{- end }}
+{{- /* Behind the chart's Ingress the client address comes from X-Forwarded-For through the
+       trusted hops (docs/api.md, "Client address"); a TRUST_PROXY in config wins. */}}
+{{- if .Values.ingress.enabled }}
+{{- if not (hasKey (.Values.config | default dict) "TRUST_PROXY") }}
+- name: TRUST_PROXY
+  value: {{ .Values.ingress.trustProxy | quote }}
+{{- end }}
 {{- end }}
 {{- range $name, $value := .Values.config }}
 - name: {{ $name }}

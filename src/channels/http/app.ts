@@ -1,9 +1,9 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody, HttpMethodEnum } from 'koa-body';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { AppError } from '../../core/errors.js';
-import { assertStorableText } from '../../core/text.js';
+import { parseInput } from '../../core/validation.js';
 import type { Services } from '../../core/services.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { envelope, envelopeMiddleware } from './envelope.js';
@@ -12,6 +12,8 @@ import { allRoutes } from './routes/index.js';
 import { buildOpenApi } from './openapi.js';
 import { RawResponse } from './route.js';
 import { assertIdentityCoding } from './body-coding.js';
+import { clientAddressResolver } from '../shared/client-address.js';
+import { accessLog } from './access-log.js';
 
 export interface HttpAppOptions {
   /** Mount the /api routes (api role); false serves only health, readiness and metrics. */
@@ -32,23 +34,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
-  if (!schema) return value as T;
-  const parsed = schema.safeParse(value ?? {});
-  if (parsed.success) {
-    assertStorableText(parsed.data, where);
-    return parsed.data;
-  }
-  const issue = parsed.error.issues[0]!;
-  const field = issue.path.length ? issue.path.join('.') : where;
-  throw new AppError(issueCode(field), `${field}: ${issue.message}`);
-}
-
-/** Field-specific 400 codes the spec names; everything else is VALIDATION_FAILED. */
-function issueCode(field: string) {
-  if (field === 'mailboxAddress') return 'MAILBOX_ADDRESS_INVALID' as const;
-  if (field === 'cursor') return 'CURSOR_INVALID' as const;
-  if (field === 'expiresAtTs') return 'EXPIRY_INVALID' as const;
-  return 'VALIDATION_FAILED' as const;
+  return schema ? parseInput(schema, value, where) : (value as T);
 }
 
 /**
@@ -56,8 +42,16 @@ function issueCode(field: string) {
  * envelope. It decides nothing about scopes, visibility or limits; the core does.
  */
 export function createHttpApp(services: Services, options: HttpAppOptions = {}): Koa {
-  const app = new Koa({ proxy: services.config.TRUST_PROXY });
+  // Koa's own X-Forwarded-* handling stays off: the client address is resolved once, by the
+  // shared rule (channels/shared/client-address.ts), and set as ctx.ip for routes and MCP.
+  const app = new Koa({ proxy: false });
+  const clientAddressOf = clientAddressResolver(services.config.TRUST_PROXY);
+  app.use(accessLog(services.log));
   app.use(envelopeMiddleware(services.log));
+  app.use(async (ctx, next) => {
+    ctx.request.ip = clientAddressOf(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for']) ?? '';
+    await next();
+  });
   for (const middleware of options.middlewares ?? []) app.use(middleware);
 
   const router = new Router();
@@ -72,10 +66,15 @@ export function createHttpApp(services: Services, options: HttpAppOptions = {}):
     } catch {
       checks.database = 'unreachable';
     }
-    if (services.redis) checks.redis = (await services.redis.ping().catch(() => 'unreachable')) === 'PONG' ? 'ok' : 'unreachable';
+    if (services.redis)
+      checks.redis = (await services.redis.ping().catch(() => 'unreachable')) === 'PONG' ? 'ok' : 'unreachable';
     const ready = Object.values(checks).every((v) => v === 'ok');
     ctx.status = ready ? 200 : 503;
-    ctx.body = envelope(ctx.status, { ready, checks }, ready ? null : 'A dependency is unreachable.');
+    ctx.body = envelope(
+      ctx.status,
+      { ready, checks },
+      ready ? null : { code: 'UNAVAILABLE', message: 'A dependency is unreachable.' },
+    );
   });
   if (options.metrics) {
     const metrics = options.metrics;
@@ -85,14 +84,19 @@ export function createHttpApp(services: Services, options: HttpAppOptions = {}):
       ctx.body = await metrics.render();
     });
   }
-  const openapi = buildOpenApi(allRoutes);
+  const openapi = buildOpenApi(allRoutes, { publicBaseUrl: services.config.PUBLIC_BASE_URL });
   router.get('/api/openapi.json', (ctx) => {
     ctx.body = openapi;
   });
 
   const json = koaBody({
-    json: true, multipart: false, urlencoded: false, text: false,
-    jsonLimit: services.config.MAX_JSON_BYTES, jsonStrict: true, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    json: true,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    jsonLimit: services.config.MAX_JSON_BYTES,
+    jsonStrict: true,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
   if (options.apiRoutes !== false) for (const spec of allRoutes) mount(router, spec, services, json);
 
@@ -108,15 +112,22 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
   const middlewares: Koa.Middleware[] = [
     async (ctx, next) => {
       if (spec.auth === 'bearer') {
-        ctx.state.principal = await services.tokens.authenticate(bearerToken(ctx.get('authorization') || undefined), ctx.ip || null);
+        ctx.state.principal = await services.tokenAuth.authenticate(
+          bearerToken(ctx.get('authorization') || undefined),
+          ctx.ip || null,
+        );
       }
       await next();
     },
   ];
   if (spec.body && spec.body !== 'multipart') {
     middlewares.push(async (ctx, next) => {
-      const hasBody = ctx.request.length !== undefined ? ctx.request.length > 0 : ctx.request.headers['transfer-encoding'] !== undefined;
-      if (hasBody && !ctx.request.is('application/json')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+      const hasBody =
+        ctx.request.length !== undefined
+          ? ctx.request.length > 0
+          : ctx.request.headers['transfer-encoding'] !== undefined;
+      if (hasBody && !ctx.request.is('application/json'))
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
       if (hasBody) assertIdentityCoding(ctx);
       await next();
     }, json);
@@ -124,7 +135,8 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
   router[method](spec.path, ...middlewares, async (ctx) => {
     const params = validate(spec.params, ctx.params, 'path');
     const query = validate(spec.query, ctx.query, 'query');
-    const body = spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
+    const body =
+      spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
     const principal = ctx.state.principal as Principal;
     const data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
     if (spec.noStore) ctx.set('Cache-Control', 'no-store');

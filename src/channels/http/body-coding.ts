@@ -9,5 +9,6 @@ import { AppError } from '../../core/errors.js';
  */
 export function assertIdentityCoding(ctx: ParameterizedContext): void {
   const coding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
-  if (coding !== 'identity') throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported; send the body uncompressed.');
+  if (coding !== 'identity')
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported; send the body uncompressed.');
 }

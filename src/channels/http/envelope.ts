@@ -1,22 +1,61 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { AppError, isAppError } from '../../core/errors.js';
+import { AppError, type ErrorCode } from '../../core/errors.js';
+import { isUnexpected, toAppError } from '../../core/error-mapping.js';
 import type { Logger } from '../../core/logger.js';
 import { currentTraceId, currentTraceparent, withServerSpan } from '../../telemetry/tracing.js';
-import { isStorageUnavailable } from '../../storage/errors.js';
 
-/** EnvelopMessage, the spec's wrapper of every HTTP response body. */
+/** EnvelopMessage, the spec's wrapper of every HTTP response body, plus the stable `errorCode`. */
 export interface Envelope<T = unknown> {
   data: T | null;
   code: number;
+  /** The catalog key of the error (docs/api.md, "Errors"); null on success. */
+  errorCode: ErrorCode | null;
   msg: string | null;
   errMsg: string | null;
   tid: string;
 }
 
-export function envelope<T>(status: number, data: T | null, errMsg: string | null = null): Envelope<T> {
-  return { data, code: status, msg: STATUS_CODES[status] ?? null, errMsg, tid: currentTraceId() };
+/** A response body: `error` null on success, else the catalog key and the sentence shown as errMsg. */
+export function envelope<T>(
+  status: number,
+  data: T | null,
+  error: { code: ErrorCode; message: string } | null = null,
+): Envelope<T> {
+  return {
+    data,
+    code: status,
+    errorCode: error?.code ?? null,
+    msg: STATUS_CODES[status] ?? null,
+    errMsg: error?.message ?? null,
+    tid: currentTraceId(),
+  };
+}
+
+/** An HTTP answer: status, headers and envelope. */
+export interface HttpErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Envelope<null>;
+}
+
+/**
+ * The one place HTTP (and MCP before its exchange, which is HTTP) renders a catalog error: the
+ * envelope, `Retry-After` on a 429 (RFC 9110 §10.2.3), and on every 401 `WWW-Authenticate: Bearer`
+ * (RFC 9110 §11.6.1 requires it; RFC 6750 §3: `error="invalid_token"` only when credentials were
+ * sent, §3.1).
+ */
+export function httpError(e: AppError, credentialsSent: boolean): HttpErrorResponse {
+  const headers: Record<string, string> = {};
+  if (e.retryAfterSeconds !== undefined) headers['Retry-After'] = String(e.retryAfterSeconds);
+  if (e.status === 401) {
+    const detail = credentialsSent
+      ? `, error="invalid_token", error_description="${e.message.replace(/["\\]/g, '')}"`
+      : '';
+    headers['WWW-Authenticate'] = `Bearer realm="mailbox-service"${detail}`;
+  }
+  return { status: e.status, headers, body: envelope(e.status, null, e) };
 }
 
 /**
@@ -31,31 +70,20 @@ export function envelopeMiddleware(log: Logger) {
       if (traceparent) ctx.set('traceparent', traceparent);
       try {
         await next();
-        if (ctx.status === 404 && ctx.body === undefined) throw new AppError('ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}.`);
+        if (ctx.status === 404 && ctx.body === undefined)
+          throw new AppError('ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}.`);
       } catch (err) {
         const appError = toAppError(err);
-        if (appError.status >= 500) log.error('http.error', { method: ctx.method, path: ctx.path, err });
-        ctx.status = appError.status;
-        if (appError.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(appError.retryAfterSeconds));
-        ctx.body = envelope(appError.status, null, appError.message);
+        if (isUnexpected(appError) || appError.status >= 500)
+          log.error('http.error', { method: ctx.method, path: ctx.path, err });
+        const answer = httpError(appError, Boolean(ctx.get('authorization')));
+        ctx.status = answer.status;
+        ctx.set(answer.headers);
+        ctx.body = answer.body;
       }
       span.setAttribute('http.response.status_code', ctx.status);
     });
   };
-}
-
-/** Maps anything thrown to the catalog; unknown errors become a bare 500. */
-export function toAppError(err: unknown): AppError {
-  if (isAppError(err)) return err;
-  if (isStorageUnavailable(err)) return new AppError('UNAVAILABLE');
-  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
-  const status = e?.status ?? e?.statusCode;
-  if (status === 413 || e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
-  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE');
-  if (status === 405) return new AppError('METHOD_NOT_ALLOWED');
-  if (status === 400 && (e?.type === 'entity.parse.failed' || /json/i.test(e?.message ?? ''))) return new AppError('JSON_INVALID');
-  if (status === 400) return new AppError('VALIDATION_FAILED', e?.expose ? e.message : undefined);
-  return new AppError('INTERNAL');
 }
 
 /** Sockets already answered: the parser reports every later chunk of a broken request again. */
@@ -79,12 +107,20 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
     socket.destroy();
     return;
   }
-  const error = new AppError(err.code === 'HPE_HEADER_OVERFLOW' ? 'HTTP_HEADERS_TOO_LARGE' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'HTTP_REQUEST_TIMEOUT' : 'HTTP_MALFORMED');
+  const error = new AppError(
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'HTTP_HEADERS_TOO_LARGE'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'HTTP_REQUEST_TIMEOUT'
+        : 'HTTP_MALFORMED',
+  );
   void withServerSpan('HTTP client error', {}, async (span) => {
     span.setAttribute('http.response.status_code', error.status);
-    const body = JSON.stringify(envelope(error.status, null, error.message));
-    socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
-      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const body = JSON.stringify(httpError(error, false).body);
+    socket.end(
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   socket.resume();
   setTimeout(() => socket.destroy(), 2_000).unref();

@@ -19,15 +19,16 @@ export function gracefulClose(server: http.Server): (drainMs: number) => Promise
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
-  return (drainMs) => new Promise<void>((resolve) => {
-    closing = true;
-    for (const res of inFlight) lastOnItsConnection(res);
-    const cut = setTimeout(() => server.closeAllConnections(), drainMs);
-    cut.unref();
-    server.close(() => {
-      clearTimeout(cut);
-      resolve();
+  return (drainMs) =>
+    new Promise<void>((resolve) => {
+      closing = true;
+      for (const res of inFlight) lastOnItsConnection(res);
+      const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+      cut.unref();
+      server.close(() => {
+        clearTimeout(cut);
+        resolve();
+      });
+      server.closeIdleConnections();
     });
-    server.closeIdleConnections();
-  });
 }

@@ -9,9 +9,17 @@ export class OriginPolicy {
   private readonly listed: Set<string>;
 
   constructor(allowList: string, publicBaseUrl?: string) {
-    const entries = allowList.split(',').map((s) => s.trim()).filter(Boolean);
+    const entries = allowList
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     this.any = entries.includes('*');
-    this.listed = new Set(entries.filter((e) => e !== '*').map(normalizeOrigin).filter((o): o is string => o !== null));
+    this.listed = new Set(
+      entries
+        .filter((e) => e !== '*')
+        .map(normalizeOrigin)
+        .filter((o): o is string => o !== null),
+    );
     // The public URL is by definition our own origin, even behind a proxy that rewrites Host.
     const own = publicBaseUrl ? normalizeOrigin(publicBaseUrl) : null;
     if (own) this.listed.add(own);

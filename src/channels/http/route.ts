@@ -30,6 +30,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   auth: 'bearer' | 'none';
   /** Scope the core requires (documentation and the authorization matrix; the core enforces it). */
   scope?: Scope;
+  /** Where a domain token needs another scope than `scope` (approve/reject: DomainManage). */
+  domainScope?: Scope;
   /** Token kinds the route serves; the other kind gets 403. */
   tokenKinds: readonly TokenKind[];
   params?: z.ZodType<P>;
@@ -39,6 +41,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   /** Schema of `data` on success (OpenAPI). */
   response: z.ZodType;
   status: 200 | 201 | 202;
+  /** Honours the `Idempotency-Key` header (documented as such in OpenAPI). */
+  idempotent?: boolean;
   /** Set `Cache-Control: no-store` (every response carrying a plaintext token). */
   noStore?: boolean;
   handler: (input: RouteInput<P, Q, B>) => Promise<unknown>;

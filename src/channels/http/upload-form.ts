@@ -25,20 +25,32 @@ export async function readUploadForm(ctx: ParameterizedContext, attachments: Att
   if (!ctx.request.is('multipart/form-data')) throw new AppError('ATTACHMENT_FORM_INVALID');
   assertIdentityCoding(ctx);
   const declared = Number(ctx.get('content-length'));
-  if (Number.isFinite(declared) && declared > attachments.maxBytes + FORM_OVERHEAD_BYTES) throw new AppError('PAYLOAD_TOO_LARGE');
+  if (Number.isFinite(declared) && declared > attachments.maxBytes + FORM_OVERHEAD_BYTES)
+    throw new AppError('PAYLOAD_TOO_LARGE');
 
   const fileFields: string[] = [];
   const stagings: Promise<StagedUpload>[] = [];
   const contents: PassThrough[] = [];
   const parse = koaBody({
-    multipart: true, json: false, urlencoded: false, text: false, parsedMethods: [HttpMethodEnum.POST],
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    parsedMethods: [HttpMethodEnum.POST],
     formidable: {
-      maxFields: 20, maxFieldsSize: FORM_OVERHEAD_BYTES, allowEmptyFiles: true, minFileSize: 0,
-      maxFileSize: attachments.maxBytes, maxTotalFileSize: attachments.maxBytes * 2,
-      onFileBegin: (name) => { fileFields.push(name); },
+      maxFields: 20,
+      maxFieldsSize: FORM_OVERHEAD_BYTES,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      maxFileSize: attachments.maxBytes,
+      maxTotalFileSize: attachments.maxBytes * 2,
+      onFileBegin: (name) => {
+        fileFields.push(name);
+      },
       fileWriteStreamHandler: (file) => {
         // Only the first part named `file` is kept; others are drained and the form refused below.
-        if (fileFields.length !== 1 || fileFields[0] !== 'file') return new Writable({ write: (_chunk, _enc, done) => done() });
+        if (fileFields.length !== 1 || fileFields[0] !== 'file')
+          return new Writable({ write: (_chunk, _enc, done) => done() });
         const meta = file as unknown as { originalFilename: string | null; mimetype: string | null };
         const content = new PassThrough();
         contents.push(content);
@@ -58,7 +70,8 @@ export async function readUploadForm(ctx: ParameterizedContext, attachments: Att
   }
   // formidable does not always destroy the stream of a part cut short (a truncated form), which
   // would leave the blob store waiting for bytes that never come.
-  for (const content of contents) if (!content.writableFinished) content.destroy(new AppError('ATTACHMENT_FORM_INVALID'));
+  for (const content of contents)
+    if (!content.writableFinished) content.destroy(new AppError('ATTACHMENT_FORM_INVALID'));
   const settled = await Promise.allSettled(stagings);
   const staged = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   try {
@@ -68,11 +81,15 @@ export async function readUploadForm(ctx: ParameterizedContext, attachments: Att
     if (parseError) throw formError(parseError);
     if (stageError) throw stageError;
     if (fileFields.length !== 1 || fileFields[0] !== 'file' || !staged[0]) {
-      throw new AppError('ATTACHMENT_FORM_INVALID', `Expected exactly one file in the field "file"; got ${fileFields.length ? fileFields.map((f) => `"${f}"`).join(', ') : 'none'}.`);
+      throw new AppError(
+        'ATTACHMENT_FORM_INVALID',
+        `Expected exactly one file in the field "file"; got ${fileFields.length ? fileFields.map((f) => `"${f}"`).join(', ') : 'none'}.`,
+      );
     }
     const fields = (ctx.request.body ?? {}) as Record<string, string | string[]>;
     const mailboxAddress = fields.mailboxAddress;
-    if (Array.isArray(mailboxAddress)) throw new AppError('ATTACHMENT_FORM_INVALID', 'mailboxAddress is given more than once.');
+    if (Array.isArray(mailboxAddress))
+      throw new AppError('ATTACHMENT_FORM_INVALID', 'mailboxAddress is given more than once.');
     return { mailboxAddress, staged: staged[0] };
   } catch (err) {
     await Promise.all(staged.map((s) => attachments.discard(s)));

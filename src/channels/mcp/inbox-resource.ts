@@ -42,7 +42,9 @@ export function registerInboxResource(mcp: McpServer, services: Services, princi
     new ResourceTemplate('mailbox://{address}/inbox', {
       list: async () => ({
         resources: (await inboxAddresses(services, principal)).map((address) => ({
-          uri: inboxUri(address), name: `${address} inbox`, mimeType: 'application/json',
+          uri: inboxUri(address),
+          name: `${address} inbox`,
+          mimeType: 'application/json',
         })),
       }),
     }),
@@ -53,7 +55,11 @@ export function registerInboxResource(mcp: McpServer, services: Services, princi
     },
     async (uri, variables) => {
       try {
-        const page = await services.messages.list(principal, { mailboxAddress: addressOf(variables.address), limit: INBOX_PAGE, direction: 'inbound' });
+        const page = await services.messages.list(principal, {
+          mailboxAddress: addressOf(variables.address),
+          limit: INBOX_PAGE,
+          direction: 'inbound',
+        });
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(page) }] };
       } catch (err) {
         throw resourceError(err, services.log, uri.href);

@@ -1,32 +1,23 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isAppError } from '../../core/errors.js';
 import type { Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
 import { bearerToken } from '../http/app.js';
 import { buildMcpServer, buildToolCatalog } from './server.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
 import { createOriginGuard } from './origin-guard.js';
+import { readMcpBody } from './body-limit.js';
 
 export const MCP_PATH = '/mcp';
 
 /**
- * Bearer auth before any MCP exchange (CONTRACT, MCP): a missing or bad token is an HTTP 401
- * with `WWW-Authenticate` (RFC 6750 §3; no error code when no credentials were sent, §3.1).
- * The body is the usual envelope, rendered by the envelope middleware from the rethrown error.
+ * Bearer auth before any MCP exchange (CONTRACT, MCP): a missing or bad token is an HTTP 401; the
+ * envelope middleware renders it like any HTTP error, `WWW-Authenticate` included (RFC 6750 §3).
+ * The client address is the one the HTTP app resolved (channels/shared/client-address.ts).
  */
-async function authenticate(ctx: Context, services: Services): Promise<Principal> {
-  const token = bearerToken(ctx.get('authorization') || undefined);
-  try {
-    return await services.tokens.authenticate(token, ctx.ip || null);
-  } catch (err) {
-    if (isAppError(err) && err.status === 401) {
-      const detail = token ? `, error="invalid_token", error_description="${err.message.replace(/["\\]/g, '')}"` : '';
-      ctx.set('WWW-Authenticate', `Bearer realm="mailbox-service"${detail}`);
-    }
-    throw err;
-  }
+function authenticate(ctx: Context, services: Services): Promise<Principal> {
+  return services.tokenAuth.authenticate(bearerToken(ctx.get('authorization') || undefined), ctx.ip || null);
 }
 
 /**
@@ -53,11 +44,26 @@ export function createMcpRouter(services: Services): Router {
     if (ctx.method !== 'POST') {
       ctx.status = 405;
       ctx.set('Allow', 'POST');
-      ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC with POST.' }, id: null };
+      ctx.body = {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this server is stateless; send JSON-RPC with POST.' },
+        id: null,
+      };
       return;
     }
+    let body: Buffer;
+    try {
+      body = await readMcpBody(ctx.req, services.config.MAX_JSON_BYTES, maxRequestBodySize);
+    } catch (err) {
+      // The rest of a refused body is still on the wire: this connection cannot carry another request.
+      if (!ctx.req.readableEnded) ctx.set('Connection', 'close');
+      throw err;
+    }
     const server = buildMcpServer(services, principal, catalog);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      maxRequestBodySize,
+    });
     // Connection gone (answered or abandoned): closing aborts tool calls still running, so an
     // abandoned wait_for_message stops instead of waiting out its timeout.
     ctx.res.once('close', () => {
@@ -65,7 +71,7 @@ export function createMcpRouter(services: Services): Router {
       void server.close();
     });
     await server.connect(transport);
-    await sendWebResponse(ctx, await transport.handleRequest(toWebRequest(ctx)));
+    await sendWebResponse(ctx, await transport.handleRequest(toWebRequest(ctx, body)));
   });
   return router;
 }

@@ -3,7 +3,8 @@ import { AppError } from '../../core/errors.js';
 // The same policy as the real-time hub (no Origin or same-origin pass, others only when listed).
 import { OriginPolicy } from '../http/origin-policy.js';
 
-const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID, traceparent';
+const ALLOW_HEADERS =
+  'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID, traceparent';
 
 export type OriginOutcome = 'answered' | 'continue';
 
@@ -13,12 +14,18 @@ export type OriginOutcome = 'answered' | 'continue';
  * is defence in depth; it runs before authentication, as the spec's 403 does not depend on it.
  * An allowed browser origin also gets the CORS headers it needs to call /mcp at all.
  */
-export function createOriginGuard(allowList: string, publicBaseUrl: string | undefined): (ctx: Context) => OriginOutcome {
+export function createOriginGuard(
+  allowList: string,
+  publicBaseUrl: string | undefined,
+): (ctx: Context) => OriginOutcome {
   const policy = new OriginPolicy(allowList, publicBaseUrl);
   return (ctx) => {
     const origin = ctx.get('origin') || undefined;
     if (!policy.allows(origin, ctx.get('host') || undefined)) {
-      throw new AppError('ORIGIN_FORBIDDEN', 'This Origin may not use /mcp; the operator can list it in MCP_ALLOWED_ORIGINS.');
+      throw new AppError(
+        'ORIGIN_FORBIDDEN',
+        'This Origin may not use /mcp; the operator can list it in MCP_ALLOWED_ORIGINS.',
+      );
     }
     if (origin) {
       ctx.set('Access-Control-Allow-Origin', origin);

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
 import { runTool, toolDefinition, type McpTool, type ToolContext } from './tool.js';
@@ -12,7 +18,7 @@ const INSTRUCTIONS =
   'omitted); a domain token acts on any mailbox of its domain and must name it with mailboxAddress. Read with list_messages, ' +
   'get_message and get_thread; send with send_mail or reply_message (queued, not yet delivered); wait for incoming mail (for ' +
   'example a verification code) with wait_for_message. Tool errors are isError results whose text is ' +
-  '{"code": <HTTP status>, "errMsg": "..."}.';
+  '{"code": <HTTP status>, "errorCode": "<STABLE_CODE>", "errMsg": "..."}; branch on errorCode.';
 
 /**
  * tools/call as registered: any params. The SDK validates a tools/call against its strict schema
@@ -53,9 +59,14 @@ export function buildMcpServer(services: Services, principal: Principal, catalog
     const tool = catalog.byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}.`);
     const token = extra._meta?.progressToken;
-    const progress: ToolContext['progress'] = token === undefined
-      ? undefined
-      : (value, total, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: value, total, message } });
+    const progress: ToolContext['progress'] =
+      token === undefined
+        ? undefined
+        : (value, total, message) =>
+            extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: value, total, message },
+            });
     return runTool(tool, request.params.arguments, { principal, services, signal: extra.signal, progress });
   });
   registerInboxResource(mcp, services, principal);

@@ -28,21 +28,35 @@ export interface McpTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   output: O;
   annotations: ToolAnnotations;
   run(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
+  /**
+   * The text block beside structuredContent; default: the data as JSON. Tools returning message
+   * bodies fence them (untrusted-text.ts), since some clients show a model only the text.
+   */
+  text?(data: z.output<O>, input: z.output<I>): string;
+  /** structuredContent from the data; default: the data itself (get_message bounds bodies by maxChars). */
+  structured?(data: z.output<O>, input: z.output<I>): z.output<O>;
 }
 
 /**
  * Arguments are strict, like HTTP JSON bodies (docs/api.md): a misspelt argument is a 400, not
  * silently ignored, and the listed schema says so (additionalProperties false).
  */
-export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(tool: McpTool<I, O>): McpTool<I, O> => ({ ...tool, input: tool.input.strict() as I });
+export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(tool: McpTool<I, O>): McpTool<I, O> => ({
+  ...tool,
+  input: tool.input.strict() as I,
+});
 
 /**
  * Re-declares fields of a core schema with a description for the model, keeping every rule
  * (type, limits, refinements, strictness) of the core's schema.
  */
-export function describeFields<S extends z.ZodObject>(schema: S, descriptions: Partial<Record<keyof S['shape'] & string, string>>): S {
+export function describeFields<S extends z.ZodObject>(
+  schema: S,
+  descriptions: Partial<Record<keyof S['shape'] & string, string>>,
+): S {
   const shape: Record<string, z.ZodType> = {};
-  for (const [key, text] of Object.entries(descriptions)) shape[key] = (schema.shape[key] as z.ZodType).describe(text as string);
+  for (const [key, text] of Object.entries(descriptions))
+    shape[key] = (schema.shape[key] as z.ZodType).describe(text as string);
   return schema.safeExtend(shape) as unknown as S;
 }
 
@@ -70,7 +84,9 @@ export async function runTool(tool: McpTool, args: unknown, ctx: ToolContext): P
   try {
     const input = parseArguments(tool.input, args);
     const data = (await tool.run(input, ctx)) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+    const text = tool.text ? tool.text(data, input) : JSON.stringify(data);
+    const structuredContent = (tool.structured ? tool.structured(data, input) : data) as Record<string, unknown>;
+    return { content: [{ type: 'text', text }], structuredContent };
   } catch (err) {
     return toolError(err, ctx.services.log, tool.name);
   }

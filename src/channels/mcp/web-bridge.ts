@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Context } from 'koa';
 
 /** The Koa request as a web Request for the SDK's web-standard transport (body streamed, not buffered). */
-export function toWebRequest(ctx: Context): Request {
+export function toWebRequest(ctx: Context, body?: Buffer): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(ctx.req.headers)) {
     if (value === undefined) continue;
@@ -14,7 +14,7 @@ export function toWebRequest(ctx: Context): Request {
   return new Request(new URL(ctx.originalUrl, 'http://localhost'), {
     method: ctx.method,
     headers,
-    body: Readable.toWeb(ctx.req) as ReadableStream<Uint8Array>,
+    body: body ?? (Readable.toWeb(ctx.req) as ReadableStream<Uint8Array>),
     duplex: 'half',
   } as RequestInit);
 }
@@ -35,5 +35,8 @@ export async function sendWebResponse(ctx: Context, response: Response): Promise
     ctx.res.end();
     return;
   }
-  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), ctx.res).catch(() => undefined);
+  await pipeline(
+    Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>),
+    ctx.res,
+  ).catch(() => undefined);
 }

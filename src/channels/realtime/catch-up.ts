@@ -108,7 +108,11 @@ export class CatchUp implements FeedFollower {
     this.state = 'live';
     void this.socket.join(roomOf(this.feed.mailbox.id));
     // Tells the client the replay is over and from which id live events follow.
-    this.socket.emit('subscription.ready', { mailboxId: this.feed.mailbox.id, mailboxAddress: this.feed.mailbox.address, lastEventId: String(this.cursor) });
+    this.socket.emit('subscription.ready', {
+      mailboxId: this.feed.mailbox.id,
+      mailboxAddress: this.feed.mailbox.address,
+      lastEventId: String(this.cursor),
+    });
     return 'live';
   }
 

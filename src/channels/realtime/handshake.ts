@@ -1,7 +1,11 @@
 import type { Socket } from 'socket.io';
 import { z } from 'zod';
-import { AppError, isAppError } from '../../core/errors.js';
+import { AppError } from '../../core/errors.js';
+import { isUnexpected, toAppError } from '../../core/error-mapping.js';
+import { parseInput } from '../../core/validation.js';
 import type { Logger } from '../../core/logger.js';
+import { errorPayload, type ErrorPayload } from '../shared/error-payload.js';
+import type { ClientAddressOf } from '../shared/client-address.js';
 import type { MailboxRef, Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
 import { eventIdSchema } from '../../core/events/event.schemas.js';
@@ -16,6 +20,8 @@ export interface Subscriber {
   mailbox: MailboxRef;
   /** Replay starts after this id; null: live events from now on. */
   lastEventId: number | null;
+  /** Gives back the token's connection slot (MAX_SOCKETS_PER_TOKEN); idempotent. */
+  release: () => void;
 }
 
 const authSchema = z.object({
@@ -32,42 +38,43 @@ const TOKEN_SHAPE = /mbx[md]_/i;
  * URL (refused even when a valid one is also in the header: the URL has already leaked it into
  * logs), then authentication (401), input shape (400), scope and mailbox (403/400/404) in the core.
  */
-export async function authorizeHandshake(services: Services, origins: OriginPolicy, h: Handshake): Promise<Subscriber> {
+export async function authorizeHandshake(
+  services: Services,
+  origins: OriginPolicy,
+  clientAddressOf: ClientAddressOf,
+  h: Handshake,
+): Promise<Subscriber> {
   if (!origins.allows(header(h, 'origin'), header(h, 'host'))) throw new AppError('ORIGIN_FORBIDDEN');
   for (const [key, value] of Object.entries(h.query ?? {})) {
-    if (URL_TOKEN_KEYS.includes(key.toLowerCase()) || TOKEN_SHAPE.test(String(value))) throw new AppError('TOKEN_IN_URL');
+    if (URL_TOKEN_KEYS.includes(key.toLowerCase()) || TOKEN_SHAPE.test(String(value)))
+      throw new AppError('TOKEN_IN_URL');
   }
   const auth = (h.auth ?? {}) as Record<string, unknown>;
-  const token = typeof auth.token === 'string' && auth.token !== '' ? auth.token : bearerToken(header(h, 'authorization'));
-  const principal = await services.tokens.authenticate(token, clientAddress(services, h));
-  const parsed = authSchema.safeParse({ mailboxAddress: auth.mailboxAddress, lastEventId: auth.lastEventId });
-  if (!parsed.success) {
-    const field = String(parsed.error.issues[0]?.path[0] ?? 'auth');
-    throw new AppError(field === 'mailboxAddress' ? 'MAILBOX_ADDRESS_INVALID' : 'VALIDATION_FAILED', `${field}: ${parsed.error.issues[0]?.message}`);
-  }
-  const mailbox = await services.events.openSubscription(principal, parsed.data.mailboxAddress);
-  return { principal, mailbox, lastEventId: parsed.data.lastEventId ?? null };
+  const token =
+    typeof auth.token === 'string' && auth.token !== '' ? auth.token : bearerToken(header(h, 'authorization'));
+  const principal = await services.tokenAuth.authenticate(
+    token,
+    clientAddressOf(h.address, h.headers['x-forwarded-for']),
+  );
+  const input = parseInput(authSchema, { mailboxAddress: auth.mailboxAddress, lastEventId: auth.lastEventId }, 'auth');
+  const mailbox = await services.events.openSubscription(principal, input.mailboxAddress);
+  const release = services.caps.sockets.acquire(principal.tokenId);
+  return { principal, mailbox, lastEventId: input.lastEventId ?? null, release };
 }
+
+/** A Socket.IO error as a client sees it: the message, and the catalog payload as `data`. */
+export type SocketError = Error & { data: ErrorPayload };
 
 /**
- * The `connect_error` a client sees: `data` is `{ code, errMsg }` with the HTTP-equivalent code,
- * plus `retryAfterSeconds` on a 429 (what HTTP sends as Retry-After).
+ * The one place Socket.IO renders a catalog error: `connect_error` (a refused handshake) and
+ * `subscription.closed` (a server-side close) both carry `{ code, errorCode, errMsg }`, with the
+ * HTTP-equivalent code, plus `retryAfterSeconds` on a 429 (what HTTP sends as Retry-After).
+ * Anything thrown goes through the core's mapping first: an outage is 503, a bug 500 (logged).
  */
-export function refusal(err: unknown, log: Logger): Error & { data: { code: number; errMsg: string; retryAfterSeconds?: number } } {
-  const known = isAppError(err) ? err : new AppError('INTERNAL');
-  if (!isAppError(err)) log.error('realtime.handshake_failed', { err });
-  const out = new Error(known.message) as Error & { data: { code: number; errMsg: string; retryAfterSeconds?: number } };
-  out.data = { code: known.status, errMsg: known.message, ...(known.retryAfterSeconds !== undefined ? { retryAfterSeconds: known.retryAfterSeconds } : {}) };
-  return out;
-}
-
-/** The client address the failure budget counts: as Koa's ctx.ip, X-Forwarded-For's first entry with TRUST_PROXY. */
-function clientAddress(services: Services, h: Handshake): string | null {
-  if (services.config.TRUST_PROXY) {
-    const forwarded = header(h, 'x-forwarded-for')?.split(',')[0]?.trim();
-    if (forwarded) return forwarded;
-  }
-  return h.address || null;
+export function socketError(err: unknown, log: Logger, where: string): SocketError {
+  const e = toAppError(err);
+  if (isUnexpected(e)) log.error('realtime.error', { where, err });
+  return Object.assign(new Error(e.message), { data: errorPayload(e) });
 }
 
 function header(h: Handshake, name: string): string | undefined {

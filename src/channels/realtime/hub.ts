@@ -4,7 +4,8 @@ import type { MailboxEvent } from '../../core/events/event-log.js';
 import { subscriptionKey } from '../../core/events/event.service.js';
 import { eventsEmitted, socketsConnected } from '../../telemetry/metric-registry.js';
 import { CatchUp, roomOf } from './catch-up.js';
-import type { Subscriber } from './handshake.js';
+import { AppError } from '../../core/errors.js';
+import { socketError, type Subscriber } from './handshake.js';
 import { MailboxFeed } from './mailbox-feed.js';
 
 /**
@@ -30,7 +31,10 @@ export class RealtimeHub {
   private revalidating = false;
   private healing = false;
 
-  constructor(private readonly io: Server, private readonly services: Services) {}
+  constructor(
+    private readonly io: Server,
+    private readonly services: Services,
+  ) {}
 
   start(): void {
     const { bus } = this.services;
@@ -40,7 +44,10 @@ export class RealtimeHub {
     const heal = setInterval(() => void this.healAll(), HEAL_INTERVAL_MS);
     revalidate.unref();
     heal.unref();
-    this.stops.push(() => clearInterval(revalidate), () => clearInterval(heal));
+    this.stops.push(
+      () => clearInterval(revalidate),
+      () => clearInterval(heal),
+    );
   }
 
   stop(): void {
@@ -58,7 +65,7 @@ export class RealtimeHub {
       catchUp?.close();
       if (--feed.subscribers === 0 && this.feeds.get(feed.mailbox.id) === feed) this.feeds.delete(feed.mailbox.id);
     });
-    const fail = (err: unknown) => this.close(socket, 503, 'The event log is unavailable; reconnect with lastEventId.', err);
+    const fail = (err: unknown) => this.close(socket, new AppError('EVENT_LOG_UNAVAILABLE', undefined, { cause: err }));
     if (sub.lastEventId === null) {
       // Live from now: the feed's position is "now" for this process.
       if (feed.lastSeq === null) await feed.whenStarted();
@@ -114,10 +121,13 @@ export class RealtimeHub {
     if (this.revalidating || sockets.length === 0) return;
     this.revalidating = true;
     try {
-      const subs = sockets.map((s) => ({ tokenId: (s.data.sub as Subscriber).principal.tokenId, mailboxId: (s.data.sub as Subscriber).mailbox.id }));
+      const subs = sockets.map((s) => ({
+        tokenId: (s.data.sub as Subscriber).principal.tokenId,
+        mailboxId: (s.data.sub as Subscriber).mailbox.id,
+      }));
       const valid = await this.services.events.stillAuthorized(subs);
       sockets.forEach((socket, i) => {
-        if (!valid.has(subscriptionKey(subs[i]!))) this.close(socket, 401, 'The access token was disabled, deleted or expired, or the mailbox was disabled.');
+        if (!valid.has(subscriptionKey(subs[i]!))) this.close(socket, new AppError('ACCESS_REVOKED'));
       });
     } catch (err) {
       this.services.log.warn('realtime.revalidate_failed', { err }); // keep sockets; retry next tick
@@ -126,10 +136,11 @@ export class RealtimeHub {
     }
   }
 
-  /** Server-side close: a last `subscription.closed { code, errMsg }`, then the disconnect. */
-  private close(socket: Socket, code: number, errMsg: string, err?: unknown): void {
-    if (err) this.services.log.warn('realtime.socket_closed', { socketId: socket.id, code, err });
-    socket.emit('subscription.closed', { code, errMsg });
+  /** Server-side close: a last `subscription.closed` with the catalog payload, then the disconnect. */
+  private close(socket: Socket, reason: AppError): void {
+    if (reason.cause)
+      this.services.log.warn('realtime.socket_closed', { socketId: socket.id, code: reason.code, err: reason.cause });
+    socket.emit('subscription.closed', socketError(reason, this.services.log, 'close').data);
     socket.disconnect(true);
   }
 }

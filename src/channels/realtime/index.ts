@@ -2,9 +2,10 @@ import type http from 'node:http';
 import { Server } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Services } from '../../core/services.js';
-import { authorizeHandshake, refusal } from './handshake.js';
+import { authorizeHandshake, socketError } from './handshake.js';
 import { RealtimeHub } from './hub.js';
 import { OriginPolicy } from '../http/origin-policy.js';
+import { clientAddressResolver } from '../shared/client-address.js';
 
 /** Where the hub lives: Socket.IO's `path`, so clients call `io(baseUrl, { path: REALTIME_PATH, auth })`. */
 export const REALTIME_PATH = '/hubs/mailbox-events';
@@ -35,14 +36,24 @@ export async function startRealtime(services: Services, server: http.Server): Pr
   const adapterSub = services.redis?.duplicate({ maxRetriesPerRequest: null }) ?? null;
   if (services.redis && adapterSub) {
     adapterSub.on('error', (err) => log.warn('realtime.adapter_redis_error', { message: err.message }));
-    io.adapter(createAdapter(services.redis, adapterSub, { key: 'mailbox-service:socket.io', publishOnSpecificResponseChannel: true }));
+    io.adapter(
+      createAdapter(services.redis, adapterSub, {
+        key: 'mailbox-service:socket.io',
+        publishOnSpecificResponseChannel: true,
+      }),
+    );
   }
 
   const hub = new RealtimeHub(io, services);
+  const clientAddressOf = clientAddressResolver(config.TRUST_PROXY);
   io.use((socket, next) => {
-    authorizeHandshake(services, origins, socket.handshake).then(
-      (sub) => { socket.data.sub = sub; next(); },
-      (err: unknown) => next(refusal(err, log)),
+    authorizeHandshake(services, origins, clientAddressOf, socket.handshake).then(
+      (sub) => {
+        socket.data.sub = sub;
+        socket.once('disconnect', sub.release);
+        next();
+      },
+      (err: unknown) => next(socketError(err, log, 'handshake')),
     );
   });
   io.on('connection', (socket) => {

@@ -17,8 +17,13 @@ export interface FeedOutput {
 /** What `resync.required` carries: refetch state, then events continue after headEventId. */
 export function resyncNotice(mailbox: MailboxRef, after: number, r: ReplayResult, now: number): object {
   return {
-    type: 'resync.required', mailboxId: mailbox.id, mailboxAddress: mailbox.address, lastEventId: String(after),
-    oldestEventId: r.oldestSeq === null ? null : String(r.oldestSeq), headEventId: String(r.headSeq), occurredAtTs: now,
+    type: 'resync.required',
+    mailboxId: mailbox.id,
+    mailboxAddress: mailbox.address,
+    lastEventId: String(after),
+    oldestEventId: r.oldestSeq === null ? null : String(r.oldestSeq),
+    headEventId: String(r.headSeq),
+    occurredAtTs: now,
   };
 }
 
@@ -40,9 +45,15 @@ export class MailboxFeed {
   private filling: Promise<void> | null = null;
   private refill = false;
   private markStarted!: () => void;
-  private readonly started = new Promise<void>((resolve) => { this.markStarted = resolve; });
+  private readonly started = new Promise<void>((resolve) => {
+    this.markStarted = resolve;
+  });
 
-  constructor(readonly mailbox: MailboxRef, private readonly events: EventService, private readonly out: FeedOutput) {
+  constructor(
+    readonly mailbox: MailboxRef,
+    private readonly events: EventService,
+    private readonly out: FeedOutput,
+  ) {
     void this.start();
   }
 
@@ -109,7 +120,10 @@ export class MailboxFeed {
     })()
       .catch((err) => this.out.log.warn('realtime.feed_fill_failed', { mailboxId: this.mailbox.id, err }))
       // No new fill from here: a failing database would turn it into a tight loop; heal() retries.
-      .finally(() => { this.filling = null; this.flush(); });
+      .finally(() => {
+        this.filling = null;
+        this.flush();
+      });
     return this.filling;
   }
 

@@ -11,14 +11,19 @@ import { smtpReply } from './replies.js';
  * an oversized message is answered 552 5.3.4 at once and the connection closed, so the server
  * stops reading instead of swallowing whatever the client still sends (RFC 5321 §4.5.3.1.10).
  */
-export function intake(stream: SMTPServerDataStream, session: SMTPServerSession, limits: RawLimits, log: Logger): RawGuard {
+export function intake(
+  stream: SMTPServerDataStream,
+  session: SMTPServerSession,
+  limits: RawLimits,
+  log: Logger,
+): RawGuard {
   const guard = new RawGuard(limits);
   guard.on('error', (err) => {
     stream.unpipe(guard);
     stream.resume();
     if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') {
       const reply = smtpReply(err, log, 'data');
-      connectionOf(session)?.abort(reply.code, reply.text);
+      connectionOf(session)?.abort(reply);
     }
   });
   stream.pipe(guard);

@@ -28,8 +28,16 @@ export async function startSmtpServers(services: Services): Promise<SmtpListener
     return listen(server.server, port, config.HOST, envName);
   };
   try {
-    const submission = await start(createSubmissionServer(services, hostname, tls, new ClientLimits(config.SMTP_MAX_CONNECTIONS_PER_CLIENT)), config.SMTP_SUBMISSION_PORT, 'SMTP_SUBMISSION_PORT');
-    const mx = await start(createMxServer(services, hostname, tls, new ClientLimits(config.SMTP_MAX_CONNECTIONS_PER_CLIENT)), config.SMTP_MX_PORT, 'SMTP_MX_PORT');
+    const submission = await start(
+      createSubmissionServer(services, hostname, tls, new ClientLimits(config.SMTP_MAX_CONNECTIONS_PER_CLIENT)),
+      config.SMTP_SUBMISSION_PORT,
+      'SMTP_SUBMISSION_PORT',
+    );
+    const mx = await start(
+      createMxServer(services, hostname, tls, new ClientLimits(config.SMTP_MAX_CONNECTIONS_PER_CLIENT)),
+      config.SMTP_MX_PORT,
+      'SMTP_MX_PORT',
+    );
     log.info('smtp.listening', { submission, mx, tls: tls.source, hostname });
     return { ports: { submission, mx }, close: () => closeAll(servers) };
   } catch (err) {
@@ -39,8 +47,13 @@ export async function startSmtpServers(services: Services): Promise<SmtpListener
 }
 
 function closeAll(servers: MailboxSmtpServer[]): Promise<void> {
-  return Promise.all(servers.map((s) => new Promise<void>((resolve) => {
-    if (!s.server.listening) return resolve();
-    s.close(() => resolve());
-  }))).then(() => undefined);
+  return Promise.all(
+    servers.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          if (!s.server.listening) return resolve();
+          s.close(() => resolve());
+        }),
+    ),
+  ).then(() => undefined);
 }

@@ -14,43 +14,67 @@ import type { ClientLimits } from './client-limits.js';
  * 587), opportunistic STARTTLS (RFC 3207), every recipient checked against the hosted addresses,
  * so the server can never relay.
  */
-export function createMxServer(services: Services, hostname: string, tls: TlsMaterial, clients: ClientLimits): MailboxSmtpServer {
+export function createMxServer(
+  services: Services,
+  hostname: string,
+  tls: TlsMaterial,
+  clients: ClientLimits,
+): MailboxSmtpServer {
   const { config, log } = services;
   const core = services.transport.receiving;
   const limits = { maxBytes: config.SMTP_MAX_MESSAGE_BYTES, ...DEFAULT_HEADER_LIMITS };
   const common = commonOptions('mx', config, hostname, tls, clients, log);
-  return new MailboxSmtpServer({
-    ...common,
-    disabledCommands: [...(common.disabledCommands ?? []), 'AUTH'],
-    authOptional: true,
-    onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
-      stateOf('mx', session).beginTransaction(address.address);
-      callback();
-    },
-    onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
-      const state = stateOf('mx', session);
-      state.inTransaction(() => core.checkRecipient(address.address, state.recipients.size)).then((r) => {
-        state.recipients.set(r.address, r.mailboxId);
+  return new MailboxSmtpServer(
+    {
+      ...common,
+      disabledCommands: [...(common.disabledCommands ?? []), 'AUTH'],
+      authOptional: true,
+      onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+        stateOf('mx', session).beginTransaction(address.address);
         callback();
-      }, (err) => callback(smtpError(err, log, 'rcpt')));
+      },
+      onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+        const state = stateOf('mx', session);
+        state
+          .inTransaction(() => core.checkRecipient(address.address, state.recipients.size))
+          .then(
+            (r) => {
+              state.recipients.set(r.address, r.mailboxId);
+              callback();
+            },
+            (err) => callback(smtpError(err, log, 'rcpt')),
+          );
+      },
+      onData(
+        stream: SMTPServerDataStream,
+        session: SMTPServerSession,
+        callback: (err?: Error | null, message?: string) => void,
+      ) {
+        const state = stateOf('mx', session);
+        const raw = intake(stream, session, limits, log);
+        const envelope = {
+          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          recipients: [...state.recipients].map(([address, mailboxId]) => ({ address, mailboxId })),
+          clientAddress: session.remoteAddress,
+          helo: session.hostNameAppearsAs || '',
+          tls: session.secure,
+        };
+        state
+          .inTransaction(() => core.accept(envelope, raw))
+          .then(
+            () => {
+              state.finishMessage(250);
+              callback(null, '2.0.0 Delivered');
+            },
+            (err) => {
+              raw.resume();
+              const error = smtpError(err, log, 'data');
+              state.finishMessage(error.responseCode ?? 451);
+              callback(error);
+            },
+          );
+      },
     },
-    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
-      const state = stateOf('mx', session);
-      const raw = intake(stream, session, limits, log);
-      const envelope = {
-        mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-        recipients: [...state.recipients].map(([address, mailboxId]) => ({ address, mailboxId })),
-        clientAddress: session.remoteAddress, helo: session.hostNameAppearsAs || '', tls: session.secure,
-      };
-      state.inTransaction(() => core.accept(envelope, raw)).then(() => {
-        state.finishMessage(250);
-        callback(null, '2.0.0 Delivered');
-      }, (err) => {
-        raw.resume();
-        const error = smtpError(err, log, 'data');
-        state.finishMessage(error.responseCode ?? 451);
-        callback(error);
-      });
-    },
-  }, { authNeedsTls: false });
+    { authNeedsTls: false },
+  );
 }

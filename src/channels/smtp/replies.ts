@@ -1,27 +1,38 @@
 import type { SMTPServerError } from 'smtp-server';
-import { AppError } from '../../core/errors.js';
+import { AppError, type ErrorCode } from '../../core/errors.js';
+import { isUnexpected, toAppError } from '../../core/error-mapping.js';
 import type { Logger } from '../../core/logger.js';
-import { isStorageUnavailable } from '../../storage/errors.js';
 
-export interface SmtpReply { code: number; text: string }
+export interface SmtpReply {
+  code: number;
+  text: string;
+}
 
 /**
- * The one place the SMTP channel turns an error into a reply: an AppError answers its catalog
- * reply (RATE_LIMITED with the wait in the text), an unreachable database 451 4.3.0
- * (UNAVAILABLE), anything else 451 4.3.0 (INTERNAL, logged). A failure is never a 250.
+ * The one place the SMTP channel renders a catalog error: the entry's reply, enhanced status code
+ * included (RFC 3463), `{host}` replaced by the server's name, and on a 429-class refusal the wait
+ * in the text (RATE_LIMITED, AUTH_THROTTLED). A failure is never a 250.
+ */
+export function replyOf(e: AppError, host = ''): SmtpReply {
+  const [code, ...words] = e.smtpReply.replace(/\{host\} ?/, host ? `${host} ` : '').split(' ');
+  let text = words.join(' ');
+  if (e.retryAfterSeconds !== undefined)
+    text = `${text.replace(/,? try again later$/, '')}, try again in ${e.retryAfterSeconds} s`;
+  return { code: Number(code), text };
+}
+
+/** The reply of a catalog code the channel raises itself (protocol replies outside any hook). */
+export const catalogReply = (code: ErrorCode, host = ''): SmtpReply => replyOf(new AppError(code), host);
+
+/**
+ * Anything thrown in a hook, as its reply: through the core's mapping (core/error-mapping.ts), so
+ * an unreachable database is 451 4.3.0 (UNAVAILABLE) and anything unexpected 451 4.3.0 (INTERNAL,
+ * logged).
  */
 export function smtpReply(err: unknown, log: Logger, where: string): SmtpReply {
-  let app: AppError;
-  if (err instanceof AppError) app = err;
-  else if (isStorageUnavailable(err)) app = new AppError('UNAVAILABLE', undefined, { cause: err });
-  else {
-    log.error('smtp.handler_failed', { where, err });
-    app = new AppError('INTERNAL', undefined, { cause: err });
-  }
-  const [code, ...words] = app.smtpReply.split(' ');
-  let text = words.join(' ');
-  if (app.retryAfterSeconds !== undefined) text = `${text.replace(/,? try again later$/, '')}, try again in ${app.retryAfterSeconds} s`;
-  return { code: Number(code), text };
+  const e = toAppError(err);
+  if (isUnexpected(e)) log.error('smtp.handler_failed', { where, err });
+  return replyOf(e);
 }
 
 /** The same reply as the error smtp-server hooks pass to their callback. */

@@ -5,11 +5,14 @@ import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:cry
 const tlv = (tag: number, ...content: Buffer[]): Buffer => {
   const body = Buffer.concat(content);
   const n = body.length;
-  const len = n < 0x80 ? Buffer.from([n]) : (() => {
-    const bytes: number[] = [];
-    for (let v = n; v > 0; v >>= 8) bytes.unshift(v & 0xff);
-    return Buffer.from([0x80 | bytes.length, ...bytes]);
-  })();
+  const len =
+    n < 0x80
+      ? Buffer.from([n])
+      : (() => {
+          const bytes: number[] = [];
+          for (let v = n; v > 0; v >>= 8) bytes.unshift(v & 0xff);
+          return Buffer.from([0x80 | bytes.length, ...bytes]);
+        })();
   return Buffer.concat([Buffer.from([tag]), len, body]);
 };
 const seq = (...c: Buffer[]) => tlv(0x30, ...c);
@@ -55,13 +58,22 @@ export function selfSignedCertificate(hostname: string, now = new Date()): { cer
   serial[0] = (serial[0]! & 0x7f) | 0x40;
   const notAfter = new Date(now.getTime() + 3650 * 86_400_000);
   const san = seq(tlv(0x82, Buffer.from(hostname, 'ascii')));
-  const extensions = explicit(3, seq(
-    seq(oid('2.5.29.19'), bool(true), octets(seq())), // basicConstraints: not a CA
-    seq(oid('2.5.29.17'), octets(san)),
-  ));
+  const extensions = explicit(
+    3,
+    seq(
+      seq(oid('2.5.29.19'), bool(true), octets(seq())), // basicConstraints: not a CA
+      seq(oid('2.5.29.17'), octets(san)),
+    ),
+  );
   const tbs = seq(
-    explicit(0, integer(Buffer.from([2]))), integer(serial), ECDSA_SHA256, name,
-    seq(time(new Date(now.getTime() - 3_600_000)), time(notAfter)), name, spki(publicKey), extensions,
+    explicit(0, integer(Buffer.from([2]))),
+    integer(serial),
+    ECDSA_SHA256,
+    name,
+    seq(time(new Date(now.getTime() - 3_600_000)), time(notAfter)),
+    name,
+    spki(publicKey),
+    extensions,
   );
   const signature = sign('sha256', tbs, { key: privateKey, dsaEncoding: 'der' });
   const der = seq(tbs, ECDSA_SHA256, bits(signature));

@@ -14,7 +14,14 @@ import { connectionOf } from './smtp-connection.js';
  * SMTPUTF8 (addresses here are ASCII), connection, idle and shutdown limits, and the
  * session-level hooks (per-client slots, session span and metric).
  */
-export function commonOptions(listener: Listener, config: Readonly<Config>, hostname: string, tls: TlsMaterial, clients: ClientLimits, log: Logger): SMTPServerOptions {
+export function commonOptions(
+  listener: Listener,
+  config: Readonly<Config>,
+  hostname: string,
+  tls: TlsMaterial,
+  clients: ClientLimits,
+  log: Logger,
+): SMTPServerOptions {
   return {
     name: hostname,
     banner: listener === 'submission' ? 'mailbox-service submission' : 'mailbox-service',
@@ -42,7 +49,7 @@ export function commonOptions(listener: Listener, config: Readonly<Config>, host
       state.holdsSlot = true;
       // The idle timeout never fires for a client dribbling a byte at a time, so the session as a
       // whole ends at SMTP_SESSION_TIMEOUT (RFC 3463 4.4.2: connection dropped).
-      state.deadline = setTimeout(() => connectionOf(session)?.abort(421, `4.4.2 ${hostname} Session time limit exceeded, closing connection`), config.SMTP_SESSION_TIMEOUT);
+      state.deadline = setTimeout(() => connectionOf(session)?.abort('SESSION_TIMEOUT'), config.SMTP_SESSION_TIMEOUT);
       state.deadline.unref();
       callback();
     },
@@ -69,8 +76,13 @@ export function assertNoPlaintextAuth(options: SMTPServerOptions, config: Readon
       (options.hideSTARTTLS || disabled.includes('STARTTLS')) && 'STARTTLS is off',
       (!options.key || !options.cert) && 'there is no TLS certificate',
     ].filter(Boolean);
-    if (problems.length) throw new Error(`refusing to start SMTP submission: it would accept AUTH in plaintext (${problems.join(', ')}); set SMTP_ALLOW_INSECURE_AUTH=true only for local development`);
+    if (problems.length)
+      throw new Error(
+        `refusing to start SMTP submission: it would accept AUTH in plaintext (${problems.join(', ')}); set SMTP_ALLOW_INSECURE_AUTH=true only for local development`,
+      );
   } else if (!['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {
-    throw new Error(`refusing to start SMTP submission: SMTP_ALLOW_INSECURE_AUTH=true accepts passwords in plaintext and HOST=${config.HOST} is not loopback; set HOST=127.0.0.1 or unset SMTP_ALLOW_INSECURE_AUTH`);
+    throw new Error(
+      `refusing to start SMTP submission: SMTP_ALLOW_INSECURE_AUTH=true accepts passwords in plaintext and HOST=${config.HOST} is not loopback; set HOST=127.0.0.1 or unset SMTP_ALLOW_INSECURE_AUTH`,
+    );
   }
 }

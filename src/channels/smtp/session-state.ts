@@ -21,7 +21,10 @@ export class SessionState {
   /** MX: accepted recipients of the transaction in progress and the mailbox each reaches. */
   recipients = new Map<string, string>();
 
-  constructor(readonly listener: Listener, session: SMTPServerSession) {
+  constructor(
+    readonly listener: Listener,
+    session: SMTPServerSession,
+  ) {
     this.span = tracer().startSpan(`smtp.${listener}.session`, {
       kind: SpanKind.SERVER,
       attributes: { 'smtp.listener': listener, 'client.address': session.remoteAddress, 'smtp.session_id': session.id },
@@ -32,7 +35,11 @@ export class SessionState {
   beginTransaction(mailFrom: string): void {
     this.endTransaction('abandoned');
     this.recipients.clear();
-    this.tx = tracer().startSpan(`smtp.${this.listener}.transaction`, { attributes: { 'smtp.mail_from': mailFrom } }, trace.setSpan(context.active(), this.span));
+    this.tx = tracer().startSpan(
+      `smtp.${this.listener}.transaction`,
+      { attributes: { 'smtp.mail_from': mailFrom } },
+      trace.setSpan(context.active(), this.span),
+    );
   }
 
   /** Runs `fn` inside the transaction span, so the core (and the outbox job's trace) continue it. */
@@ -43,7 +50,10 @@ export class SessionState {
 
   /** Ends the transaction with the DATA reply code and counts the message outcome. */
   finishMessage(replyCode: number): void {
-    smtpMessages.inc({ listener: this.listener, outcome: replyCode === 250 ? 'accepted' : replyCode >= 500 ? 'rejected' : 'deferred' });
+    smtpMessages.inc({
+      listener: this.listener,
+      outcome: replyCode === 250 ? 'accepted' : replyCode >= 500 ? 'rejected' : 'deferred',
+    });
     if (replyCode === 250) this.accepted++;
     this.endTransaction(String(replyCode), replyCode !== 250);
   }

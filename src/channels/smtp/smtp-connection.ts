@@ -2,6 +2,8 @@ import type net from 'node:net';
 import type tls from 'node:tls';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
+import type { ErrorCode } from '../../core/errors.js';
+import { catalogReply } from './replies.js';
 
 /** Longest command line, CRLF included (RFC 5321 §4.5.3.1.4). */
 const MAX_COMMAND_OCTETS = 512;
@@ -34,7 +36,11 @@ export const connectionOf = (session: SMTPServerSession): MailboxSmtpConnection 
  *   RFC 5321 §3.8) instead of smtp-server's generic 4.4.2, so a client knows to retry elsewhere.
  */
 export class MailboxSmtpConnection extends SMTPConnection {
-  constructor(server: MailboxSmtpServer, socket: net.Socket | tls.TLSSocket, options?: ConstructorParameters<typeof SMTPConnection>[2]) {
+  constructor(
+    server: MailboxSmtpServer,
+    socket: net.Socket | tls.TLSSocket,
+    options?: ConstructorParameters<typeof SMTPConnection>[2],
+  ) {
     super(server, socket, options);
     connections.set(this.session, this);
   }
@@ -44,10 +50,16 @@ export class MailboxSmtpConnection extends SMTPConnection {
   }
 
   override send(code: number, data?: string | string[] | null, context?: string | false): void {
-    if (code === 421 && data === SHUTTING_DOWN) data = `4.3.2 ${this.name} Service shutting down, try again later`;
-    // SMTP_MAX_CONNECTIONS reached: the same reply as the per-client cap (TOO_MANY_CONNECTIONS).
-    if (code === 421 && data === `${this.name} ${MAX_CLIENTS_TEXT}`) data = '4.7.0 Too many connections, try again later';
+    if (code === 421 && data === SHUTTING_DOWN) return this.sendCatalog('SHUTTING_DOWN');
+    // SMTP_MAX_CONNECTIONS reached: the same reply as the per-client cap.
+    if (code === 421 && data === `${this.name} ${MAX_CLIENTS_TEXT}`) return this.sendCatalog('TOO_MANY_CONNECTIONS');
     super.send(code, data, typeof data === 'string' && ENHANCED_RE.test(data) ? false : context);
+  }
+
+  /** A protocol reply of our own, from the error catalog (smtp-server's callbacks map the rest). */
+  sendCatalog(code: ErrorCode): void {
+    const reply = catalogReply(code, this.name);
+    this.send(reply.code, reply.text);
   }
 
   override handler_EHLO(command: Buffer, callback: () => void): void {
@@ -68,8 +80,14 @@ export class MailboxSmtpConnection extends SMTPConnection {
    * (16 KiB) it answers 421 and hangs up.
    */
   override _onCommand(command: Buffer, callback?: () => void): void {
-    if (command.length > MAX_COMMAND_OCTETS - 2 && this._ready && !this._upgrading && !this._nextHandler && !/^AUTH\b/i.test(command.subarray(0, 5).toString('latin1'))) {
-      this.send(500, '5.5.2 Line too long');
+    if (
+      command.length > MAX_COMMAND_OCTETS - 2 &&
+      this._ready &&
+      !this._upgrading &&
+      !this._nextHandler &&
+      !/^AUTH\b/i.test(command.subarray(0, 5).toString('latin1'))
+    ) {
+      this.sendCatalog('COMMAND_TOO_LONG');
       setImmediate(() => this._whenWritable(callback ?? (() => undefined)));
       return;
     }
@@ -78,26 +96,33 @@ export class MailboxSmtpConnection extends SMTPConnection {
 
   override handler_AUTH(command: Buffer, callback: () => void): void {
     if (this.policy.authNeedsTls && !this.secure) {
-      this.send(530, '5.7.0 Must issue a STARTTLS command first');
+      this.sendCatalog('STARTTLS_REQUIRED');
       return callback();
     }
     super.handler_AUTH(command, callback);
   }
 
   /** Sends a final reply and closes the connection without reading further input. */
-  abort(code: number, text: string): void {
-    this.send(code, text);
+  abort(reply: { code: number; text: string } | ErrorCode): void {
+    if (typeof reply === 'string') this.sendCatalog(reply);
+    else this.send(reply.code, reply.text);
     this.close();
   }
 }
 
 /** smtp-server with MailboxSmtpConnection and a connection policy. */
 export class MailboxSmtpServer extends SMTPServer {
-  constructor(options: SMTPServerOptions, readonly policy: ConnectionPolicy) {
+  constructor(
+    options: SMTPServerOptions,
+    readonly policy: ConnectionPolicy,
+  ) {
     super(options);
   }
 
-  override connect(socket: net.Socket | tls.TLSSocket, socketOptions?: ConstructorParameters<typeof SMTPConnection>[2]): void {
+  override connect(
+    socket: net.Socket | tls.TLSSocket,
+    socketOptions?: ConstructorParameters<typeof SMTPConnection>[2],
+  ): void {
     const connection = new MailboxSmtpConnection(this, socket, socketOptions);
     this.connections.add(connection);
     connection.on('error', (err: Error) => this._onError(err));

@@ -4,9 +4,14 @@ import path from 'node:path';
 import type { Config } from '../../config/config.js';
 import { selfSignedCertificate } from './self-signed-cert.js';
 
-export interface TlsMaterial { cert: string; key: string; source: 'configured' | 'generated' }
+export interface TlsMaterial {
+  cert: string;
+  key: string;
+  source: 'configured' | 'generated';
+}
 
-const pem = (value: string): string => (value.trimStart().startsWith('-----BEGIN') ? value : readFileSync(value, 'utf8'));
+const pem = (value: string): string =>
+  value.trimStart().startsWith('-----BEGIN') ? value : readFileSync(value, 'utf8');
 
 /**
  * The STARTTLS certificate: SMTP_TLS_CERT/SMTP_TLS_KEY (PEM paths, as a mounted Kubernetes
@@ -17,7 +22,8 @@ const pem = (value: string): string => (value.trimStart().startsWith('-----BEGIN
  */
 export function loadTlsMaterial(config: Readonly<Config>, hostname: string): TlsMaterial {
   if (config.SMTP_TLS_CERT || config.SMTP_TLS_KEY) {
-    if (!config.SMTP_TLS_CERT || !config.SMTP_TLS_KEY) throw new Error('SMTP_TLS_CERT and SMTP_TLS_KEY must be set together');
+    if (!config.SMTP_TLS_CERT || !config.SMTP_TLS_KEY)
+      throw new Error('SMTP_TLS_CERT and SMTP_TLS_KEY must be set together');
     let cert: string;
     let key: string;
     try {
@@ -46,7 +52,8 @@ export function loadTlsMaterial(config: Readonly<Config>, hostname: string): Tls
 
 function assertPair(cert: string, key: string, what: string): void {
   try {
-    if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) throw new Error('the key does not belong to the certificate');
+    if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)))
+      throw new Error('the key does not belong to the certificate');
   } catch (err) {
     throw new Error(`invalid SMTP TLS material in ${what}: ${(err as Error).message}`);
   }

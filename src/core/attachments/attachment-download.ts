@@ -5,20 +5,42 @@ import { targetVisibility } from '../messages/message.access.js';
 import { findMessage } from '../messages/message.store.js';
 import { sql, num, type Database } from '../../storage/database.js';
 
-export interface AttachmentLocation { attachmentId: string; filename: string; contentType: string; sizeBytes: number; blobKey: string }
+export interface AttachmentLocation {
+  attachmentId: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  blobKey: string;
+}
 
 /**
  * Where the bytes of one attachment of a message live, for the channel that streams them: the
  * message must be visible to the caller (MailboxRead, same visibility and soft-delete rules as
  * reading it), and the attachment must belong to that message. Anything else is the same 404.
  */
-export async function attachmentLocation(db: Database, principal: Principal, input: { messageId: string; attachmentId: string; mailboxAddress?: string | undefined }): Promise<AttachmentLocation> {
+export async function attachmentLocation(
+  db: Database,
+  principal: Principal,
+  input: { messageId: string; attachmentId: string; mailboxAddress?: string | undefined },
+): Promise<AttachmentLocation> {
   requireScope(principal, 'MailboxRead');
   const visibility = await targetVisibility(db, principal, input.mailboxAddress);
   const message = await findMessage(db.db, visibility, input.messageId);
   if (!message || message.deleted_at !== null) throw notFound('Attachment');
-  const row = await db.one(sql<{ id: string; filename: string; content_type: string; size_bytes: string | number; blob_key: string }>`
+  const row = await db.one(sql<{
+    id: string;
+    filename: string;
+    content_type: string;
+    size_bytes: string | number;
+    blob_key: string;
+  }>`
     select id, filename, content_type, size_bytes, blob_key from attachment where id = ${input.attachmentId} and message_id = ${message.id}`);
   if (!row) throw notFound('Attachment');
-  return { attachmentId: row.id, filename: row.filename, contentType: row.content_type, sizeBytes: num(row.size_bytes), blobKey: row.blob_key };
+  return {
+    attachmentId: row.id,
+    filename: row.filename,
+    contentType: row.content_type,
+    sizeBytes: num(row.size_bytes),
+    blobKey: row.blob_key,
+  };
 }

@@ -55,20 +55,38 @@ export class AttachmentService {
     const id = newId(ID_PREFIX.attachment, this.clock.now().getTime());
     const blobKey = `att/${id}`;
     const { sizeBytes, sha256 } = await this.blobs.put(blobKey, file.content, this.options.maxBytes);
-    return { id, blobKey, filename: sanitizeFilename(file.filename), contentType: sanitizeContentType(file.contentType), sizeBytes, sha256 };
+    return {
+      id,
+      blobKey,
+      filename: sanitizeFilename(file.filename),
+      contentType: sanitizeContentType(file.contentType),
+      sizeBytes,
+      sha256,
+    };
   }
 
   /** Binds staged bytes to the caller's mailbox; on any refusal the bytes are deleted. */
-  async commit(principal: Principal, mailboxAddress: string | undefined, staged: StagedUpload): Promise<AttachmentUploaded> {
+  async commit(
+    principal: Principal,
+    mailboxAddress: string | undefined,
+    staged: StagedUpload,
+  ): Promise<AttachmentUploaded> {
     try {
       this.authorize(principal);
       const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
-      await this.db.tx((trx) => insertAttachment(trx, { ...staged, mailboxId: mailbox.id, messageId: null, at: this.clock.now() }));
+      await this.db.tx((trx) =>
+        insertAttachment(trx, { ...staged, mailboxId: mailbox.id, messageId: null, at: this.clock.now() }),
+      );
     } catch (err) {
       await this.discard(staged);
       throw err;
     }
-    return { attachmentUploadId: staged.id, filename: staged.filename, contentType: staged.contentType, sizeBytes: staged.sizeBytes };
+    return {
+      attachmentUploadId: staged.id,
+      filename: staged.filename,
+      contentType: staged.contentType,
+      sizeBytes: staged.sizeBytes,
+    };
   }
 
   async discard(staged: StagedUpload): Promise<void> {
@@ -76,7 +94,11 @@ export class AttachmentService {
   }
 
   /** One-shot upload for channels that know the mailbox before the bytes (MCP). */
-  async upload(principal: Principal, mailboxAddress: string | undefined, file: UploadFile): Promise<AttachmentUploaded> {
+  async upload(
+    principal: Principal,
+    mailboxAddress: string | undefined,
+    file: UploadFile,
+  ): Promise<AttachmentUploaded> {
     this.authorize(principal);
     await resolveMailbox(this.db, principal, mailboxAddress);
     return this.commit(principal, mailboxAddress, await this.stage(file));

@@ -11,10 +11,15 @@ export interface AttachmentFile {
   blobKey: string;
 }
 
-export async function insertAttachment(trx: Sql, row: AttachmentFile & { id?: string; mailboxId: string; messageId: string | null; at: Date }): Promise<string> {
+export async function insertAttachment(
+  trx: Sql,
+  row: AttachmentFile & { id?: string; mailboxId: string; messageId: string | null; at: Date },
+): Promise<string> {
   const id = row.id ?? newId(ID_PREFIX.attachment);
   await sql`insert into attachment (id, mailbox_id, message_id, filename, content_type, size_bytes, sha256, blob_key, created_at)
-    values (${id}, ${row.mailboxId}, ${row.messageId}, ${row.filename}, ${row.contentType}, ${row.sizeBytes}, ${row.sha256}, ${row.blobKey}, ${row.at})`.execute(trx);
+    values (${id}, ${row.mailboxId}, ${row.messageId}, ${row.filename}, ${row.contentType}, ${row.sizeBytes}, ${row.sha256}, ${row.blobKey}, ${row.at})`.execute(
+    trx,
+  );
   return id;
 }
 
@@ -24,19 +29,45 @@ export async function insertAttachment(trx: Sql, row: AttachmentFile & { id?: st
  * exactly one winner. Anything short of all ids is ATTACHMENT_UNKNOWN (the caller's transaction
  * then rolls back, releasing the ones that did match).
  */
-export async function claimAttachments(trx: Sql, mailboxId: string, messageId: string, ids: readonly string[]): Promise<void> {
+export async function claimAttachments(
+  trx: Sql,
+  mailboxId: string,
+  messageId: string,
+  ids: readonly string[],
+): Promise<void> {
   if (ids.length === 0) return;
-  const claimed = (await sql<{ id: string }>`update attachment set message_id = ${messageId}
-    where mailbox_id = ${mailboxId} and message_id is null and id = any(${[...ids]}::text[]) returning id`.execute(trx)).rows;
+  const claimed = (
+    await sql<{ id: string }>`update attachment set message_id = ${messageId}
+    where mailbox_id = ${mailboxId} and message_id is null and id = any(${[...ids]}::text[]) returning id`.execute(trx)
+  ).rows;
   if (claimed.length !== ids.length) {
     const missing = ids.filter((id) => !claimed.some((c) => c.id === id));
-    throw new AppError('ATTACHMENT_UNKNOWN', `attachmentIds: ${missing.join(', ')} is unknown, already used, or belongs to another mailbox.`);
+    throw new AppError(
+      'ATTACHMENT_UNKNOWN',
+      `attachmentIds: ${missing.join(', ')} is unknown, already used, or belongs to another mailbox.`,
+    );
   }
 }
 
 /** The attachments of one message, in upload order. */
 export async function attachmentsOfMessage(trx: Sql, messageId: string): Promise<AttachmentFile[]> {
-  const rows = (await sql<{ filename: string; content_type: string; size_bytes: string | number; sha256: string; blob_key: string }>`
-    select filename, content_type, size_bytes, sha256, blob_key from attachment where message_id = ${messageId} order by created_at, id`.execute(trx)).rows;
-  return rows.map((r) => ({ filename: r.filename, contentType: r.content_type, sizeBytes: num(r.size_bytes), sha256: r.sha256, blobKey: r.blob_key }));
+  const rows = (
+    await sql<{
+      filename: string;
+      content_type: string;
+      size_bytes: string | number;
+      sha256: string;
+      blob_key: string;
+    }>`
+    select filename, content_type, size_bytes, sha256, blob_key from attachment where message_id = ${messageId} order by created_at, id`.execute(
+      trx,
+    )
+  ).rows;
+  return rows.map((r) => ({
+    filename: r.filename,
+    contentType: r.content_type,
+    sizeBytes: num(r.size_bytes),
+    sha256: r.sha256,
+    blobKey: r.blob_key,
+  }));
 }

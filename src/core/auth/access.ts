@@ -8,8 +8,14 @@ export function requireScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw new AppError('SCOPE_MISSING', `This token lacks the ${scope} scope.`);
 }
 
-export function requireMailboxToken(principal: Principal): asserts principal is Principal & { mailboxId: string; mailboxAddress: string } {
-  if (principal.kind !== 'mailbox') throw new AppError('TOKEN_KIND_FORBIDDEN', 'Only a mailbox token can manage its own tokens; use /api/domain routes with a domain token.');
+export function requireMailboxToken(
+  principal: Principal,
+): asserts principal is Principal & { mailboxId: string; mailboxAddress: string } {
+  if (principal.kind !== 'mailbox')
+    throw new AppError(
+      'TOKEN_KIND_FORBIDDEN',
+      'Only a mailbox token can manage its own tokens; use /api/domain routes with a domain token.',
+    );
 }
 
 export function requireDomainToken(principal: Principal): void {
@@ -17,11 +23,19 @@ export function requireDomainToken(principal: Principal): void {
 }
 
 export const visibilityOf = (principal: Principal): Visibility =>
-  principal.kind === 'mailbox' ? { kind: 'mailbox', mailboxId: principal.mailboxId! } : { kind: 'domain', domainId: principal.domainId };
+  principal.kind === 'mailbox'
+    ? { kind: 'mailbox', mailboxId: principal.mailboxId! }
+    : { kind: 'domain', domainId: principal.domainId };
 
 export const visibilityOfMailbox = (mailbox: MailboxRef): Visibility => ({ kind: 'mailbox', mailboxId: mailbox.id });
 
-type MailboxRow = { id: string; address: string; domain_id: string; display_name: string; send_rate_limit_per_minute: number | null };
+type MailboxRow = {
+  id: string;
+  address: string;
+  domain_id: string;
+  display_name: string;
+  send_rate_limit_per_minute: number | null;
+};
 const toRef = (r: MailboxRow): MailboxRef => ({
   id: r.id,
   address: r.address,
@@ -35,7 +49,11 @@ const toRef = (r: MailboxRow): MailboxRef => ({
  * own mailbox (naming another is a 400); a domain token must name one of its domain's
  * mailboxes (missing is a 400, another domain's or unknown is a 404).
  */
-export async function resolveMailbox(db: Database, principal: Principal, mailboxAddress: string | undefined | null): Promise<MailboxRef> {
+export async function resolveMailbox(
+  db: Database,
+  principal: Principal,
+  mailboxAddress: string | undefined | null,
+): Promise<MailboxRef> {
   if (principal.kind === 'mailbox') {
     if (mailboxAddress !== undefined && mailboxAddress !== null && mailboxAddress !== '') {
       const address = parseMailboxAddress(mailboxAddress);
@@ -45,7 +63,8 @@ export async function resolveMailbox(db: Database, principal: Principal, mailbox
     if (!principal.mailbox) throw new AppError('UNAUTHENTICATED');
     return principal.mailbox;
   }
-  if (mailboxAddress === undefined || mailboxAddress === null || mailboxAddress === '') throw new AppError('MAILBOX_ADDRESS_REQUIRED');
+  if (mailboxAddress === undefined || mailboxAddress === null || mailboxAddress === '')
+    throw new AppError('MAILBOX_ADDRESS_REQUIRED');
   const address = parseMailboxAddress(mailboxAddress);
   const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
     from mailbox where address = ${address} and domain_id = ${principal.domainId} and disabled_at is null`);
@@ -54,7 +73,11 @@ export async function resolveMailbox(db: Database, principal: Principal, mailbox
 }
 
 /** A mailbox by id, visible only inside the domain token's own domain. */
-export async function resolveDomainMailboxById(db: Database, principal: Principal, mailboxId: string): Promise<MailboxRef> {
+export async function resolveDomainMailboxById(
+  db: Database,
+  principal: Principal,
+  mailboxId: string,
+): Promise<MailboxRef> {
   requireDomainToken(principal);
   const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
     from mailbox where id = ${mailboxId} and domain_id = ${principal.domainId} and disabled_at is null`);

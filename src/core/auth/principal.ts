@@ -29,5 +29,4 @@ export interface MailboxRef {
  * missing visibility check is a type error rather than a leak.
  */
 export type Visibility =
-  | { readonly kind: 'mailbox'; readonly mailboxId: string }
-  | { readonly kind: 'domain'; readonly domainId: string };
+  { readonly kind: 'mailbox'; readonly mailboxId: string } | { readonly kind: 'domain'; readonly domainId: string };

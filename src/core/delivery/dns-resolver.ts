@@ -10,7 +10,10 @@ export type DnsLookup = (name: string, rrtype: string) => Promise<any>;
  */
 export function dnsResolver(servers: string | undefined): DnsLookup {
   const resolver = new Resolver({ timeout: 2_000, tries: 2 });
-  const list = (servers ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (servers ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (list.length) resolver.setServers(list);
   return (name, rrtype) => resolver.resolve(name, rrtype);
 }
@@ -34,5 +37,8 @@ export async function mxHosts(lookup: DnsLookup, domain: string): Promise<string
 /** IPv4 then IPv6 addresses of a host through the configured servers. */
 export async function hostAddresses(lookup: DnsLookup, host: string): Promise<string[]> {
   const [v4, v6] = await Promise.allSettled([lookup(host, 'A'), lookup(host, 'AAAA')]);
-  return [...(v4.status === 'fulfilled' ? v4.value as string[] : []), ...(v6.status === 'fulfilled' ? v6.value as string[] : [])];
+  return [
+    ...(v4.status === 'fulfilled' ? (v4.value as string[]) : []),
+    ...(v6.status === 'fulfilled' ? (v6.value as string[]) : []),
+  ];
 }

@@ -5,16 +5,18 @@ import type { Database } from '../../storage/database.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../time.js';
-import type { TokenService } from '../tokens/token.service.js';
+import type { TokenAuthenticator } from '../tokens/token-authenticator.js';
 import type { TokenCipher } from '../tokens/token-cipher.js';
-import type { SendService } from './send.service.js';
-import type { InboundStore } from './inbound-store.js';
+import type { SendService } from './sending/send.service.js';
+import type { InboundStore } from './receiving/inbound-store.js';
 import type { EventBus } from '../events/event-bus.js';
-import { SubmissionService } from './submission.service.js';
-import { ReceivingService } from './receiving.service.js';
+import type { OutboundPolicy } from '../policy/outbound-policy.js';
+import { SubmissionService } from './submission/submission.service.js';
+import { ReceivingService } from './receiving/receiving.service.js';
+import { hostedDkimLookup } from './receiving/hosted-dkim.js';
 import { dnsResolver, type DnsLookup } from './dns-resolver.js';
-import { DkimKeys } from './dkim-keys.js';
-import { externalTransportFrom, type ExternalTransport } from './external-transport.js';
+import { DkimKeys } from './outbound/dkim-keys.js';
+import { externalTransportFrom, type ExternalTransport } from './outbound/external-transport.js';
 
 /** The mail-transport use cases: SMTP submission, inbound MX, DKIM keys and external delivery. */
 export interface MailTransport {
@@ -30,8 +32,18 @@ export interface MailTransport {
 }
 
 export interface MailTransportDeps {
-  config: Readonly<Config>; log: Logger; clock: Clock; db: Database; blobs: BlobStore; bus: EventBus; redis: Redis | null;
-  cipher: TokenCipher; tokens: TokenService; sending: SendService; inbound: InboundStore;
+  config: Readonly<Config>;
+  log: Logger;
+  clock: Clock;
+  db: Database;
+  blobs: BlobStore;
+  bus: EventBus;
+  redis: Redis | null;
+  cipher: TokenCipher;
+  tokenAuth: TokenAuthenticator;
+  sending: SendService;
+  inbound: InboundStore;
+  policy: OutboundPolicy;
 }
 
 export function createMailTransport(d: MailTransportDeps): MailTransport {
@@ -42,8 +54,19 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
     hostname,
     dkim: new DkimKeys(d.db, d.cipher, d.clock),
     external: externalTransportFrom(d.config, resolver, hostname, d.log),
-    receiving: new ReceivingService(d.db, d.blobs, d.inbound, d.bus, d.clock, d.log, resolver, { hostname, maxRecipients: d.config.MAX_RECIPIENTS }),
-    submission: new SubmissionService(d.db, d.tokens, d.sending, d.blobs, d.log, { maxRecipients: d.config.MAX_RECIPIENTS }),
+    receiving: new ReceivingService(d.db, d.blobs, d.inbound, d.bus, d.clock, d.log, hostedDkimLookup(d.db, resolver), {
+      hostname,
+      maxRecipients: d.config.MAX_RECIPIENTS,
+    }),
+    submission: new SubmissionService(
+      d.db,
+      d.tokenAuth,
+      d.sending,
+      d.blobs,
+      d.log,
+      { maxRecipients: d.config.MAX_RECIPIENTS },
+      d.policy,
+    ),
   };
 }
 

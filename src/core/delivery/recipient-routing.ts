@@ -22,6 +22,8 @@ export async function routeRecipient(db: Database, address: string): Promise<Rou
       where a.address = ${address} and a.is_active and m.disabled_at is null and d.disabled_at is null
     limit 1`);
   if (hit) return { kind: 'local', mailboxId: hit.id };
-  const domain = await db.one(sql<{ id: string }>`select id from domain where name = ${splitAddress(address).domain} and disabled_at is null`);
+  const domain = await db.one(
+    sql<{ id: string }>`select id from domain where name = ${splitAddress(address).domain} and disabled_at is null`,
+  );
   return domain ? { kind: 'unknown-local' } : { kind: 'external' };
 }

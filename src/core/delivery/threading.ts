@@ -25,7 +25,8 @@ export function cleanMessageIds(ids: readonly (string | null | undefined)[]): st
  */
 export function replyReferences(parent: { references: readonly string[]; internetMessageId: string | null }): string[] {
   const refs = cleanMessageIds(parent.references);
-  if (parent.internetMessageId) return cleanMessageIds([...refs.filter((r) => r !== parent.internetMessageId), parent.internetMessageId]);
+  if (parent.internetMessageId)
+    return cleanMessageIds([...refs.filter((r) => r !== parent.internetMessageId), parent.internetMessageId]);
   return refs;
 }
 
@@ -54,12 +55,18 @@ export function baseSubject(subject: string): string {
 export const replySubject = (parentSubject: string): string => `Re: ${baseSubject(parentSubject)}`;
 
 /** The message of `mailboxId` a new message replies to, found by its msg-ids, nearest first. */
-export async function findParentByMessageIds(trx: Sql, mailboxId: string, ids: readonly string[]): Promise<{ id: string; threadId: string; internetMessageId: string } | undefined> {
+export async function findParentByMessageIds(
+  trx: Sql,
+  mailboxId: string,
+  ids: readonly string[],
+): Promise<{ id: string; threadId: string; internetMessageId: string } | undefined> {
   if (ids.length === 0) return undefined;
-  const rows = (await sql<{ id: string; thread_id: string; internet_message_id: string }>`
+  const rows = (
+    await sql<{ id: string; thread_id: string; internet_message_id: string }>`
     select id, thread_id, internet_message_id from message
     where mailbox_id = ${mailboxId} and internet_message_id = any(${[...ids]}::text[])
-    order by created_at`.execute(trx)).rows;
+    order by created_at`.execute(trx)
+  ).rows;
   // The last id in References / In-Reply-To is the direct parent; earlier ones are ancestors.
   for (const id of [...ids].reverse()) {
     const hit = rows.find((r) => r.internet_message_id === id);
@@ -69,7 +76,10 @@ export async function findParentByMessageIds(trx: Sql, mailboxId: string, ids: r
 }
 
 /** Opens a thread for a message that continues none. */
-export async function createThread(trx: Sql, thread: { id: string; mailboxId: string; subject: string; at: Date }): Promise<void> {
+export async function createThread(
+  trx: Sql,
+  thread: { id: string; mailboxId: string; subject: string; at: Date },
+): Promise<void> {
   await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at)
     values (${thread.id}, ${thread.mailboxId}, ${thread.subject}, ${thread.at}, ${thread.at})`.execute(trx);
 }

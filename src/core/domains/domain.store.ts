@@ -3,20 +3,36 @@ import { ID_PREFIX, newId } from '../ids.js';
 import { isDomainName } from '../address.js';
 import { sql, type Sql } from '../../storage/database.js';
 
-export interface DomainRow { id: string; name: string; send_rate_limit_per_minute: number | null; resource_key: string | null; disabled_at: string | null }
+export interface DomainRow {
+  id: string;
+  name: string;
+  send_rate_limit_per_minute: number | null;
+  resource_key: string | null;
+  disabled_at: string | null;
+}
 
 /** Creates the domain or updates the declared fields of an existing one; returns its id. */
-export async function upsertDomain(trx: Sql, d: { name: string; sendRateLimitPerMinute?: number | null; resourceKey?: string | null }, now = new Date()): Promise<string> {
+export async function upsertDomain(
+  trx: Sql,
+  d: { name: string; sendRateLimitPerMinute?: number | null; resourceKey?: string | null },
+  now = new Date(),
+): Promise<string> {
   const name = d.name.toLowerCase();
   if (!isDomainName(name)) throw new AppError('VALIDATION_FAILED', `${d.name} is not a domain name.`);
-  const row = (await sql<{ id: string }>`insert into domain (id, name, send_rate_limit_per_minute, resource_key, created_at)
+  const row = (
+    await sql<{ id: string }>`insert into domain (id, name, send_rate_limit_per_minute, resource_key, created_at)
     values (${newId(ID_PREFIX.domain)}, ${name}, ${d.sendRateLimitPerMinute ?? null}, ${d.resourceKey ?? null}, ${now})
     on conflict (name) do update set send_rate_limit_per_minute = excluded.send_rate_limit_per_minute,
       resource_key = coalesce(excluded.resource_key, domain.resource_key), disabled_at = null
-    returning id`.execute(trx)).rows[0]!;
+    returning id`.execute(trx)
+  ).rows[0]!;
   return row.id;
 }
 
 export async function findDomainByName(trx: Sql, name: string): Promise<DomainRow | undefined> {
-  return (await sql<DomainRow>`select id, name, send_rate_limit_per_minute, resource_key, disabled_at from domain where name = ${name.toLowerCase()}`.execute(trx)).rows[0];
+  return (
+    await sql<DomainRow>`select id, name, send_rate_limit_per_minute, resource_key, disabled_at from domain where name = ${name.toLowerCase()}`.execute(
+      trx,
+    )
+  ).rows[0];
 }

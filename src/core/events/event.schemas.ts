@@ -3,7 +3,14 @@ import { limitSchema } from '../paging/cursor.js';
 import { EVENT_TYPES } from './event-log.js';
 
 /** An event id as the wire carries it: the per-mailbox sequence, a decimal string (numbers accepted). */
-export const eventIdSchema = z.union([z.string().trim().regex(/^\d{1,15}$/, 'an eventId (digits)'), z.number().int().min(0).max(1e15)])
+export const eventIdSchema = z
+  .union([
+    z
+      .string()
+      .trim()
+      .regex(/^\d{1,15}$/, 'an eventId (digits)'),
+    z.number().int().min(0).max(1e15),
+  ])
   .transform((v) => Number(v));
 
 /** GET /api/events query; `after` absent starts at the oldest retained event. */

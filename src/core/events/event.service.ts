@@ -2,6 +2,7 @@ import { sql, num, type Database } from '../../storage/database.js';
 import { requireScope, resolveMailbox } from '../auth/access.js';
 import type { MailboxRef, Principal } from '../auth/principal.js';
 import type { Clock } from '../time.js';
+import { validTokenSql } from '../tokens/token.store.js';
 import type { MailboxEvent } from './event-log.js';
 import type { EventPage, ListEventsInput } from './event.schemas.js';
 
@@ -29,7 +30,10 @@ export interface ReplayResult {
 }
 
 /** A connected subscriber, re-checked while it stays connected. */
-export interface Subscription { tokenId: string; mailboxId: string }
+export interface Subscription {
+  tokenId: string;
+  mailboxId: string;
+}
 
 const BATCH = 5000;
 
@@ -40,7 +44,11 @@ const BATCH = 5000;
  * "retention removed something" rather than "not committed yet".
  */
 export class EventService {
-  constructor(private readonly db: Database, private readonly clock: Clock, private readonly options: EventServiceOptions) {}
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly options: EventServiceOptions,
+  ) {}
 
   /** GET /api/events: MailboxRead and the same mailbox rules as the message list. */
   async list(principal: Principal, input: ListEventsInput): Promise<EventPage> {
@@ -77,22 +85,41 @@ export class EventService {
     if (after !== null && after > headSeq) {
       // An id this mailbox never issued (another installation, a restored database): the
       // reader's state cannot be trusted, and waiting for the sequence to pass it would drop events.
-      return { events: [], resyncRequired: true, headSeq, oldestSeq: await this.oldestRetained(mailboxId), hasMore: false };
+      return {
+        events: [],
+        resyncRequired: true,
+        headSeq,
+        oldestSeq: await this.oldestRetained(mailboxId),
+        hasMore: false,
+      };
     }
-    const rows = await this.db.rows(sql<{ seq: string | number; payload: MailboxEvent | string }>`select seq, payload from mailbox_event
+    const rows = await this.db.rows(sql<{
+      seq: string | number;
+      payload: MailboxEvent | string;
+    }>`select seq, payload from mailbox_event
       where mailbox_id = ${mailboxId} and seq > ${after ?? 0} order by seq limit ${limit + 1}`);
     const first = rows[0] ? num(rows[0].seq) : null;
     if (after !== null && after < headSeq && first !== after + 1) {
-      return { events: [], resyncRequired: true, headSeq, oldestSeq: first ?? (await this.oldestRetained(mailboxId)), hasMore: false };
+      return {
+        events: [],
+        resyncRequired: true,
+        headSeq,
+        oldestSeq: first ?? (await this.oldestRetained(mailboxId)),
+        hasMore: false,
+      };
     }
     // jsonb arrives parsed from pg and as text from PGlite.
-    const page = rows.slice(0, limit).map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) as MailboxEvent : r.payload));
+    const page = rows
+      .slice(0, limit)
+      .map((r) => (typeof r.payload === 'string' ? (JSON.parse(r.payload) as MailboxEvent) : r.payload));
     return { events: page, resyncRequired: false, headSeq, oldestSeq: null, hasMore: rows.length > limit };
   }
 
   /** The oldest event id still retained for a mailbox, null when none is. */
   async oldestRetained(mailboxId: string): Promise<number | null> {
-    const row = await this.db.one(sql<{ seq: string | number | null }>`select min(seq) as seq from mailbox_event where mailbox_id = ${mailboxId}`);
+    const row = await this.db.one(
+      sql<{ seq: string | number | null }>`select min(seq) as seq from mailbox_event where mailbox_id = ${mailboxId}`,
+    );
     return row?.seq === null || row?.seq === undefined ? null : num(row.seq);
   }
 
@@ -104,24 +131,33 @@ export class EventService {
   /** Heads of many mailboxes in one query (the hub's periodic "did the bus miss anything"). */
   async heads(mailboxIds: readonly string[]): Promise<Map<string, number>> {
     if (mailboxIds.length === 0) return new Map();
-    const rows = await this.db.rows(sql<{ id: string; event_seq: string | number }>`select id, event_seq from mailbox where id = any(${[...mailboxIds]}::text[])`);
+    const rows = await this.db.rows(
+      sql<{
+        id: string;
+        event_seq: string | number;
+      }>`select id, event_seq from mailbox where id = any(${[...mailboxIds]}::text[])`,
+    );
     return new Map(rows.map((r) => [r.id, num(r.event_seq)]));
   }
 
   /**
-   * Which subscriptions may stay open, in one query: the rules of TokenService.authenticate
-   * (token enabled, unexpired, domain enabled) plus the followed mailbox still enabled and still
-   * the token's to read. Disable, delete and expiry all show up here without hooking each path.
+   * Which subscriptions may stay open, in one query: the token validity rule of
+   * TokenAuthenticator.authenticate in its SQL form (`validTokenSql`, tokens/token.store.ts) plus
+   * the followed mailbox still enabled and still the token's to read. Disable, delete and expiry all
+   * show up here without hooking each path.
    */
   async stillAuthorized(subscriptions: readonly Subscription[]): Promise<Set<string>> {
     if (subscriptions.length === 0) return new Set();
     const tokenIds = [...new Set(subscriptions.map((s) => s.tokenId))];
     const mailboxIds = [...new Set(subscriptions.map((s) => s.mailboxId))];
-    const rows = await this.db.rows(sql<{ token_id: string; mailbox_id: string }>`select t.id as token_id, m.id as mailbox_id
-      from access_token t join domain d on d.id = t.domain_id and d.disabled_at is null
+    const rows = await this.db.rows(sql<{
+      token_id: string;
+      mailbox_id: string;
+    }>`select t.id as token_id, m.id as mailbox_id
+      from access_token t join domain d on d.id = t.domain_id left join mailbox tm on tm.id = t.mailbox_id
       join mailbox m on m.id = any(${mailboxIds}::text[]) and m.disabled_at is null and m.domain_id = t.domain_id
         and (t.kind = 'domain' or t.mailbox_id = m.id)
-      where t.id = any(${tokenIds}::text[]) and t.disabled_at is null and (t.expires_at is null or t.expires_at > ${this.clock.now()})`);
+      where t.id = any(${tokenIds}::text[]) and ${validTokenSql(this.clock.now())}`);
     return new Set(rows.map((r) => subscriptionKey({ tokenId: r.token_id, mailboxId: r.mailbox_id })));
   }
 
@@ -135,13 +171,18 @@ export class EventService {
     let byAge = 0;
     let byCount = 0;
     for (let n = BATCH; n === BATCH; byAge += n) {
-      n = (await this.db.rows(sql`delete from mailbox_event where (mailbox_id, seq) in (select mailbox_id, seq from mailbox_event
-        where occurred_at < ${cutoff} limit ${BATCH}) returning 1`)).length;
+      n = (
+        await this.db
+          .rows(sql`delete from mailbox_event where (mailbox_id, seq) in (select mailbox_id, seq from mailbox_event
+        where occurred_at < ${cutoff} limit ${BATCH}) returning 1`)
+      ).length;
     }
     for (let n = BATCH; n === BATCH; byCount += n) {
-      n = (await this.db.rows(sql`delete from mailbox_event where (mailbox_id, seq) in (select e.mailbox_id, e.seq
+      n = (
+        await this.db.rows(sql`delete from mailbox_event where (mailbox_id, seq) in (select e.mailbox_id, e.seq
         from mailbox m join mailbox_event e on e.mailbox_id = m.id and e.seq <= m.event_seq - ${cap}
-        where m.event_seq > ${cap} limit ${BATCH}) returning 1`)).length;
+        where m.event_seq > ${cap} limit ${BATCH}) returning 1`)
+      ).length;
     }
     return { byAge, byCount };
   }

@@ -18,4 +18,5 @@ export function loadServerKey(configured: string | undefined, dataDir: string): 
   return key;
 }
 
-export const deriveKey = (master: Buffer, purpose: string): Buffer => createHmac('sha256', master).update(`mailbox-service:${purpose}`).digest();
+export const deriveKey = (master: Buffer, purpose: string): Buffer =>
+  createHmac('sha256', master).update(`mailbox-service:${purpose}`).digest();

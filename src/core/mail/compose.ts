@@ -14,6 +14,8 @@ export interface ComposeInput {
   references: string[];
   date: Date;
   attachments: AttachmentFile[];
+  /** RFC 3834 §5 Auto-Submitted value (the outbound policy's loop guard), or null for none. */
+  autoSubmitted?: string | null;
 }
 
 /**
@@ -22,12 +24,17 @@ export interface ComposeInput {
  * from the blob store. Bcc recipients are never written into the header.
  */
 export async function composeMessage(input: ComposeInput, blobs: BlobStore): Promise<Buffer> {
-  const attachments = await Promise.all(input.attachments.map(async (a) => ({
-    filename: a.filename, contentType: a.contentType, content: await blobs.stream(a.blobKey),
-  })));
+  const attachments = await Promise.all(
+    input.attachments.map(async (a) => ({
+      filename: a.filename,
+      contentType: a.contentType,
+      content: await blobs.stream(a.blobKey),
+    })),
+  );
   const composer = new MailComposer({
     from: { name: input.from.name, address: input.from.address },
-    to: input.to, cc: input.cc.length ? input.cc : undefined,
+    to: input.to,
+    cc: input.cc.length ? input.cc : undefined,
     subject: input.subject,
     ...(input.text !== null ? { text: input.text } : {}),
     ...(input.html !== null ? { html: input.html } : {}),
@@ -36,6 +43,9 @@ export async function composeMessage(input: ComposeInput, blobs: BlobStore): Pro
     ...(input.references.length ? { references: input.references } : {}),
     date: input.date,
     attachments,
+    ...(input.autoSubmitted ? { headers: { 'Auto-Submitted': input.autoSubmitted } } : {}),
   });
-  return new Promise((resolve, reject) => composer.compile().build((err, message) => (err ? reject(err) : resolve(message))));
+  return new Promise((resolve, reject) =>
+    composer.compile().build((err, message) => (err ? reject(err) : resolve(message))),
+  );
 }

@@ -1,13 +1,21 @@
 import type { Readable } from 'node:stream';
-import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type HeaderValue, type MessageText } from 'mailparser';
+import {
+  MailParser,
+  type AddressObject,
+  type AttachmentStream,
+  type EmailAddress,
+  type HeaderValue,
+  type MessageText,
+} from 'mailparser';
 import { AppError } from '../errors.js';
 import { storableText } from '../text.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { isAddress, normalizeAddress } from '../address.js';
 import type { AttachmentFile } from '../attachments/attachment.store.js';
 import { sanitizeContentType, sanitizeFilename } from '../attachments/attachment-meta.js';
-import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../delivery/send.schemas.js';
+import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../delivery/sending/send.schemas.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
+import { listUnsubscribeUrls } from '../extraction/links.js';
 
 /** Structure caps against MIME bombs: parsing stops with MIME_LIMIT past any of them. */
 export const MIME_LIMITS = {
@@ -25,7 +33,10 @@ export const MIME_LIMITS = {
   maxTotalHeaderBytes: 1024 * 1024,
 } as const;
 
-export interface MailAddress { address: string; name: string }
+export interface MailAddress {
+  address: string;
+  name: string;
+}
 
 /** What the core needs from a message: envelope-independent header facts, bodies, attachments. */
 export interface ParsedMessage {
@@ -43,11 +54,17 @@ export interface ParsedMessage {
   html: string | null;
   /** Already in the blob store (`att/…`); the caller deletes them if it does not keep the message. */
   attachments: AttachmentFile[];
+  /** The top-level header fields as received (`key` lower-case, `line` the whole unfolded-or-not field). */
+  headerLines: { key: string; line: string }[];
+  /** URLs of the List-Unsubscribe header (RFC 2369), for link extraction. */
+  listUnsubscribe: string[];
 }
 
 // mailparser's internal per-chunk hook, typed here because its declarations do not list it.
 type SplitChunk = { type: string; parentNode?: SplitChunk | null; _headerlen?: number };
-const Base = MailParser as unknown as new (options: object) => MailParser & { processChunk(data: SplitChunk, done: (err?: Error) => void): void };
+const Base = MailParser as unknown as new (
+  options: object,
+) => MailParser & { processChunk(data: SplitChunk, done: (err?: Error) => void): void };
 
 /**
  * MailParser with a nesting-depth cap and a cap on the header bytes of all nodes together
@@ -57,7 +74,10 @@ const Base = MailParser as unknown as new (options: object) => MailParser & { pr
 class CappedParser extends Base {
   private headerBytes = 0;
 
-  constructor(options: object, private readonly limits: { maxDepth: number; maxTotalHeaderBytes: number }) {
+  constructor(
+    options: object,
+    private readonly limits: { maxDepth: number; maxTotalHeaderBytes: number },
+  ) {
     super(options);
   }
 
@@ -65,9 +85,13 @@ class CappedParser extends Base {
     if (data.type === 'node') {
       let depth = 0;
       for (let n = data.parentNode; n; n = n.parentNode) depth++;
-      if (depth > this.limits.maxDepth) return done(new AppError('MIME_LIMIT', `MIME nesting deeper than ${this.limits.maxDepth}.`));
+      if (depth > this.limits.maxDepth)
+        return done(new AppError('MIME_LIMIT', `MIME nesting deeper than ${this.limits.maxDepth}.`));
       this.headerBytes += data._headerlen ?? 0;
-      if (this.headerBytes > this.limits.maxTotalHeaderBytes) return done(new AppError('MIME_LIMIT', `MIME headers larger than ${this.limits.maxTotalHeaderBytes} bytes in all.`));
+      if (this.headerBytes > this.limits.maxTotalHeaderBytes)
+        return done(
+          new AppError('MIME_LIMIT', `MIME headers larger than ${this.limits.maxTotalHeaderBytes} bytes in all.`),
+        );
     }
     super.processChunk(data, done);
   }
@@ -79,15 +103,24 @@ class CappedParser extends Base {
  * The source is always read to its end, even after a failure, so a channel feeding it never stalls.
  */
 export async function parseMime(source: Readable, blobs: BlobStore): Promise<ParsedMessage> {
-  const parser = new CappedParser({
-    skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,
-    maxHeadSize: MIME_LIMITS.maxPartHeaderBytes, maxChildNodes: MIME_LIMITS.maxParts,
-  }, MIME_LIMITS);
+  const parser = new CappedParser(
+    {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipTextLinks: true,
+      skipImageLinks: true,
+      maxHeadSize: MIME_LIMITS.maxPartHeaderBytes,
+      maxChildNodes: MIME_LIMITS.maxParts,
+    },
+    MIME_LIMITS,
+  );
   // In MIME order: each attachment takes its slot when the parser reaches it, not when its blob is written.
   const attachments: (AttachmentFile | null)[] = [];
   const pending: Promise<unknown>[] = [];
   let headers: Map<string, HeaderValue> = new Map();
+  let headerLines: { key: string; line: string }[] = [];
   let body: MessageText | null = null;
+  let listUnsubscribe: string[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
       let failed = false;
@@ -100,7 +133,15 @@ export async function parseMime(source: Readable, blobs: BlobStore): Promise<Par
       };
       source.on('error', fail);
       parser.on('error', fail);
-      parser.on('headers', (h: Map<string, HeaderValue>) => { headers = h; });
+      parser.on('headers', (h: Map<string, HeaderValue>) => {
+        headers = h;
+      });
+      parser.on('headerLines', (lines: { key: string; line: string }[]) => {
+        headerLines = lines;
+        // mailparser keeps one URL of List-Unsubscribe; the raw line keeps them all.
+        const line = lines.find((l) => l.key === 'list-unsubscribe')?.line;
+        if (line) listUnsubscribe = listUnsubscribeUrls(line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' '));
+      });
       parser.on('data', (data: AttachmentStream | MessageText) => {
         if (data.type === 'text') body = data;
         else pending.push(storeAttachment(blobs, data, attachments).catch(fail));
@@ -114,17 +155,35 @@ export async function parseMime(source: Readable, blobs: BlobStore): Promise<Par
     await Promise.all(attachments.map((a) => a && blobs.delete(a.blobKey).catch(() => undefined)));
     throw asMimeError(err);
   }
-  return toParsed(headers, body, attachments.filter((a): a is AttachmentFile => a !== null));
+  return {
+    ...toParsed(
+      headers,
+      body,
+      attachments.filter((a): a is AttachmentFile => a !== null),
+    ),
+    headerLines,
+    listUnsubscribe,
+  };
 }
 
-async function storeAttachment(blobs: BlobStore, data: AttachmentStream, into: (AttachmentFile | null)[]): Promise<void> {
+async function storeAttachment(
+  blobs: BlobStore,
+  data: AttachmentStream,
+  into: (AttachmentFile | null)[],
+): Promise<void> {
   const slot = into.push(null) - 1;
   const blobKey = `att/${newId(ID_PREFIX.attachment)}`;
   try {
     const stored = await blobs.put(blobKey, data.content as Readable);
     // An attached message without a name is a forwarded message: give it a name clients open.
     const filename = data.filename ?? (data.contentType === 'message/rfc822' ? 'message.eml' : undefined);
-    into[slot] = { filename: sanitizeFilename(filename), contentType: sanitizeContentType(data.contentType), sizeBytes: stored.sizeBytes, sha256: stored.sha256, blobKey };
+    into[slot] = {
+      filename: sanitizeFilename(filename),
+      contentType: sanitizeContentType(data.contentType),
+      sizeBytes: stored.sizeBytes,
+      sha256: stored.sha256,
+      blobKey,
+    };
   } finally {
     data.release();
   }
@@ -137,17 +196,29 @@ function asMimeError(err: unknown): unknown {
   return err;
 }
 
-function toParsed(headers: Map<string, HeaderValue>, body: MessageText | null, attachments: AttachmentFile[]): ParsedMessage {
+function toParsed(
+  headers: Map<string, HeaderValue>,
+  body: MessageText | null,
+  attachments: AttachmentFile[],
+): Omit<ParsedMessage, 'headerLines' | 'listUnsubscribe'> {
   // NULs and unpaired surrogates leave every parsed field (PostgreSQL cannot store them, see core/text.ts);
   // the raw message keeps the bytes.
   const html = typeof body?.html === 'string' ? storableText(body.html.slice(0, MAX_BODY_CHARS)) : null;
   // mailparser reports an empty text beside HTML when there is no text/plain part at all.
-  const text = typeof body?.text === 'string' && !(body.text === '' && html !== null) ? storableText(body.text.slice(0, MAX_BODY_CHARS)) : null;
+  const text =
+    typeof body?.text === 'string' && !(body.text === '' && html !== null)
+      ? storableText(body.text.slice(0, MAX_BODY_CHARS))
+      : null;
   const subject = typeof headers.get('subject') === 'string' ? (headers.get('subject') as string) : '';
   const date = headers.get('date');
   return {
     // Cut first, then cleaned: a cut through a surrogate pair leaves a half that jsonb (event payloads) refuses.
-    subject: storableText(subject.replace(/[\r\n]+/g, ' ').trim().slice(0, MAX_SUBJECT_CHARS)),
+    subject: storableText(
+      subject
+        .replace(/[\r\n]+/g, ' ')
+        .trim()
+        .slice(0, MAX_SUBJECT_CHARS),
+    ),
     from: mailboxes(headers.get('from')),
     to: mailboxes(headers.get('to')).map((a) => a.address),
     cc: mailboxes(headers.get('cc')).map((a) => a.address),
@@ -155,7 +226,9 @@ function toParsed(headers: Map<string, HeaderValue>, body: MessageText | null, a
     inReplyTo: firstString(headers.get('in-reply-to')),
     references: stringList(headers.get('references')),
     date: date instanceof Date && !Number.isNaN(date.getTime()) ? date : null,
-    text, html, attachments,
+    text,
+    html,
+    attachments,
   };
 }
 
@@ -167,13 +240,21 @@ function mailboxes(value: HeaderValue | undefined): MailAddress[] {
     for (const a of list) {
       if (a.group) visit(a.group);
       const address = normalizeAddress(a.address ?? '');
-      if (isAddress(address) && !out.some((o) => o.address === address)) out.push({ address, name: storableText((a.name ?? '').slice(0, 200)) });
+      if (isAddress(address) && !out.some((o) => o.address === address))
+        out.push({ address, name: storableText((a.name ?? '').slice(0, 200)) });
     }
   };
   for (const o of objects) if (o && typeof o === 'object' && 'value' in o && Array.isArray(o.value)) visit(o.value);
   return out;
 }
 
-const firstString = (v: HeaderValue | undefined): string | null => (typeof v === 'string' ? storableText(v).trim() : Array.isArray(v) && typeof v[0] === 'string' ? storableText(v[0]).trim() : null);
+const firstString = (v: HeaderValue | undefined): string | null =>
+  typeof v === 'string'
+    ? storableText(v).trim()
+    : Array.isArray(v) && typeof v[0] === 'string'
+      ? storableText(v[0]).trim()
+      : null;
 const stringList = (v: HeaderValue | undefined): string[] =>
-  (typeof v === 'string' ? v.split(/\s+/) : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []).map((s) => storableText(s).trim()).filter(Boolean);
+  (typeof v === 'string' ? v.split(/\s+/) : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+    .map((s) => storableText(s).trim())
+    .filter(Boolean);

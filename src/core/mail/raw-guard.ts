@@ -42,7 +42,10 @@ export class RawGuard extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     if (this.violation) return done();
     this.bytes += chunk.length;
-    const problem = this.bytes > this.limits.maxBytes ? new AppError('PAYLOAD_TOO_LARGE') : this.scanLineEndings(chunk) ?? (this.inHeader ? this.scanHeader(chunk) : null);
+    const problem =
+      this.bytes > this.limits.maxBytes
+        ? new AppError('PAYLOAD_TOO_LARGE')
+        : (this.scanLineEndings(chunk) ?? (this.inHeader ? this.scanHeader(chunk) : null));
     if (problem) {
       this.violation = problem;
       return done(problem);
@@ -86,7 +89,8 @@ export class RawGuard extends Transform {
       }
       if (b === LF) this.atLineStart = true;
     }
-    if (this.headerBytes > this.limits.maxHeaderBytes || this.headerFields > this.limits.maxHeaderFields) return new AppError('HEADER_LIMIT');
+    if (this.headerBytes > this.limits.maxHeaderBytes || this.headerFields > this.limits.maxHeaderFields)
+      return new AppError('HEADER_LIMIT');
     return null;
   }
 }

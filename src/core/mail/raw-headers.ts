@@ -1,6 +1,8 @@
 /**
  * Header surgery on a submitted message before it leaves (RFC 6409 §8): Bcc is removed, so blind
- * recipients stay blind (RFC 5322 §3.6.3), and a missing Message-ID or Date is added, since an
+ * recipients stay blind (RFC 5322 §3.6.3), every Resent-* field too (CONTRACT, "Sender integrity
+ * and inbound trust": a Resent-Bcc would leak and a Resent-From would name an author we never
+ * checked), and a missing Message-ID or Date is added, since an
  * MSA completes what the client left out. The body is untouched, byte for byte.
  */
 export function prepareForTransfer(raw: Buffer, fill: { messageId: string | null; date: Date }): Buffer {
@@ -8,7 +10,7 @@ export function prepareForTransfer(raw: Buffer, fill: { messageId: string | null
   const header = raw.subarray(0, end).toString('latin1');
   const body = raw.subarray(end);
   const fields = header.split(/\r\n(?=[^ \t])/).filter((f) => f.length > 0);
-  const kept = fields.filter((f) => !/^bcc\s*:/i.test(f));
+  const kept = fields.filter((f) => !/^(bcc|resent-[a-z0-9-]*)\s*:/i.test(f));
   const has = (name: string) => kept.some((f) => new RegExp(`^${name}\\s*:`, 'i').test(f));
   const added: string[] = [];
   if (!has('message-id') && fill.messageId) added.push(`Message-ID: ${fill.messageId}`);

@@ -2,13 +2,25 @@ import { z } from 'zod';
 import { addressSchema } from '../address.js';
 import { limitSchema } from '../paging/cursor.js';
 
-export const createMailboxInputSchema = z.object({
-  address: addressSchema.optional(),
-  localPart: z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/, 'must be a valid local part').optional(),
-  domainId: z.string().max(40).optional(),
-  displayName: z.string().trim().max(200).optional(),
-  notes: z.string().max(4000).optional(),
-}).strict().refine((v) => v.address !== undefined || v.localPart !== undefined, { message: 'address or localPart is required', path: ['address'] });
+export const createMailboxInputSchema = z
+  .object({
+    address: addressSchema.optional(),
+    localPart: z
+      .string()
+      .trim()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/, 'must be a valid local part')
+      .optional(),
+    domainId: z.string().max(40).optional(),
+    displayName: z.string().trim().max(200).optional(),
+    notes: z.string().max(4000).optional(),
+  })
+  .strict()
+  .refine((v) => v.address !== undefined || v.localPart !== undefined, {
+    message: 'address or localPart is required',
+    path: ['address'],
+  });
 export type CreateMailboxInput = z.infer<typeof createMailboxInputSchema>;
 
 export const mailboxViewSchema = z.object({ mailboxId: z.string(), address: z.string(), displayName: z.string() });
@@ -30,12 +42,28 @@ export const mailboxPageSchema = z.object({
   totalCount: z.number().int(),
 });
 
-export const setPasswordInputSchema = z.object({ password: z.string().min(8).max(1024) }).strict();
+/**
+ * Password length, one rule for the API (set password) and declared resources (passwordSecretRef,
+ * core/resources/reconciler.ts): 8 to 1024 characters. Login accepts up to the maximum only, so a
+ * wrong guess of any length costs the same single hash.
+ */
+export const PASSWORD_LENGTH = { min: 8, max: 1024 } as const;
+export const passwordSchema = z.string().min(PASSWORD_LENGTH.min).max(PASSWORD_LENGTH.max);
+
+export const setPasswordInputSchema = z.object({ password: passwordSchema }).strict();
 export const passwordSetSchema = z.object({ mailboxId: z.string(), address: z.string(), passwordSet: z.literal(true) });
 
-export const loginInputSchema = z.object({ mailboxAddress: z.string().max(320), password: z.string().max(1024) }).strict();
+export const loginInputSchema = z
+  .object({ mailboxAddress: z.string().max(320), password: z.string().max(PASSWORD_LENGTH.max) })
+  .strict();
 export const loginResultSchema = z.object({
-  accessToken: z.string(), tokenId: z.string(), tokenPrefix: z.string(), scopes: z.array(z.string()),
-  expiresAtTs: z.number().int().nullable(), mailboxId: z.string(), mailboxAddress: z.string(), reused: z.boolean(),
+  accessToken: z.string(),
+  tokenId: z.string(),
+  tokenPrefix: z.string(),
+  scopes: z.array(z.string()),
+  expiresAtTs: z.number().int().nullable(),
+  mailboxId: z.string(),
+  mailboxAddress: z.string(),
+  reused: z.boolean(),
 });
 export type LoginResult = z.infer<typeof loginResultSchema>;

@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import { requireDomainToken, requireScope, resolveDomainMailboxById } from '../auth/access.js';
 import { hashPassword } from '../auth/password.js';
 import { DEFAULT_INTEGRATION_SCOPES } from '../tokens/scopes.js';
-import type { TokenService } from '../tokens/token.service.js';
+import type { TokenMinter } from '../tokens/token-minter.js';
 import { type CursorCodec, type Page } from '../paging/cursor.js';
 import { z } from 'zod';
 import { sql, num, type Database } from '../../storage/database.js';
@@ -18,7 +18,7 @@ const mailboxCursor = z.object({ a: z.string() });
 export class MailboxService {
   constructor(
     private readonly db: Database,
-    private readonly tokens: TokenService,
+    private readonly minter: TokenMinter,
     private readonly cursors: CursorCodec,
     private readonly clock: Clock,
     private readonly options: { bootstrapTtlMs: number },
@@ -34,17 +34,33 @@ export class MailboxService {
     if (splitAddress(address).domain !== principal.domainName) {
       throw new AppError('DOMAIN_FORBIDDEN', `A token of ${principal.domainName} cannot create ${address}.`);
     }
-    if (input.address !== undefined && input.localPart !== undefined && splitAddress(address).localPart !== input.localPart.toLowerCase()) {
+    if (
+      input.address !== undefined &&
+      input.localPart !== undefined &&
+      splitAddress(address).localPart !== input.localPart.toLowerCase()
+    ) {
       throw new AppError('VALIDATION_FAILED', 'address and localPart disagree.');
     }
     const now = this.clock.now();
-    const expiresAt = new Date(Math.min(now.getTime() + this.options.bootstrapTtlMs, principal.expiresAt?.getTime() ?? Infinity));
+    const expiresAt = new Date(
+      Math.min(now.getTime() + this.options.bootstrapTtlMs, principal.expiresAt?.getTime() ?? Infinity),
+    );
     const displayName = input.displayName ?? '';
     return this.db.tx(async (trx) => {
-      const mailboxId = await insertMailbox(trx, { domainId: principal.domainId, address, displayName, notes: input.notes ?? null }, now);
-      const token = await this.tokens.mint(trx, {
-        kind: 'mailbox', domainId: principal.domainId, mailboxId, name: 'bootstrap', scopes: DEFAULT_INTEGRATION_SCOPES,
-        expiresAt, createdSource: 'bootstrap', parentTokenId: principal.tokenId,
+      const mailboxId = await insertMailbox(
+        trx,
+        { domainId: principal.domainId, address, displayName, notes: input.notes ?? null },
+        now,
+      );
+      const token = await this.minter.mint(trx, {
+        kind: 'mailbox',
+        domainId: principal.domainId,
+        mailboxId,
+        name: 'bootstrap',
+        scopes: DEFAULT_INTEGRATION_SCOPES,
+        expiresAt,
+        createdSource: 'bootstrap',
+        parentTokenId: principal.tokenId,
       });
       return {
         mailbox: { mailboxId, address, displayName },
@@ -60,10 +76,18 @@ export class MailboxService {
     this.requireDomainManage(principal);
     const scope = `mailboxes:${principal.domainId}`;
     const after = query.cursor ? this.cursors.decode(scope, query.cursor, mailboxCursor).a : null;
-    const rows = await this.db.rows(sql<{ id: string; address: string; display_name: string }>`select id, address, display_name
+    const rows = await this.db.rows(sql<{
+      id: string;
+      address: string;
+      display_name: string;
+    }>`select id, address, display_name
       from mailbox where domain_id = ${principal.domainId} and disabled_at is null
       ${after === null ? sql`` : sql`and address > ${after}`} order by address limit ${query.limit + 1}`);
-    const total = await this.db.one(sql<{ n: string }>`select count(*) as n from mailbox where domain_id = ${principal.domainId} and disabled_at is null`);
+    const total = await this.db.one(
+      sql<{
+        n: string;
+      }>`select count(*) as n from mailbox where domain_id = ${principal.domainId} and disabled_at is null`,
+    );
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return {
@@ -74,11 +98,17 @@ export class MailboxService {
   }
 
   /** POST /api/domain/mailboxes/{mailboxId}/password. */
-  async setPassword(principal: Principal, mailboxId: string, password: string): Promise<{ mailboxId: string; address: string; passwordSet: true }> {
+  async setPassword(
+    principal: Principal,
+    mailboxId: string,
+    password: string,
+  ): Promise<{ mailboxId: string; address: string; passwordSet: true }> {
     this.requireDomainManage(principal);
     const mailbox = await resolveDomainMailboxById(this.db, principal, mailboxId);
     const hash = await hashPassword(password);
-    const row = await this.db.one(sql<{ id: string }>`update mailbox set password_hash = ${hash} where id = ${mailbox.id} returning id`);
+    const row = await this.db.one(
+      sql<{ id: string }>`update mailbox set password_hash = ${hash} where id = ${mailbox.id} returning id`,
+    );
     if (!row) throw notFound('Mailbox');
     return { mailboxId: mailbox.id, address: mailbox.address, passwordSet: true };
   }

@@ -15,8 +15,10 @@ export interface NewMailbox {
 
 /** True when the address is taken by a mailbox or by an alias (one namespace for both). */
 export async function addressTaken(trx: Sql, address: string): Promise<boolean> {
-  const row = (await sql<{ taken: boolean }>`select exists(select 1 from mailbox where address = ${address})
-    or exists(select 1 from mailbox_alias where address = ${address}) as taken`.execute(trx)).rows[0];
+  const row = (
+    await sql<{ taken: boolean }>`select exists(select 1 from mailbox where address = ${address})
+    or exists(select 1 from mailbox_alias where address = ${address}) as taken`.execute(trx)
+  ).rows[0];
   return row?.taken === true;
 }
 

@@ -12,7 +12,11 @@ import type { Principal, Visibility } from '../auth/principal.js';
  *   its domain.
  * Anything outside is "not found", never "forbidden", so ids of other tenants reveal nothing.
  */
-export async function targetVisibility(db: Database, principal: Principal, mailboxAddress: string | undefined): Promise<Visibility> {
+export async function targetVisibility(
+  db: Database,
+  principal: Principal,
+  mailboxAddress: string | undefined,
+): Promise<Visibility> {
   if (mailboxAddress) return visibilityOfMailbox(await resolveMailbox(db, principal, mailboxAddress));
   return visibilityOf(principal);
 }

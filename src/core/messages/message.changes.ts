@@ -21,7 +21,12 @@ const byMailboxThenId = (a: LockedRow, b: LockedRow): number =>
  * A row already in the wanted state is answered as it is, keeps its first readAtTs and appends
  * no event: events announce changes, and a retried call must not fan out again.
  */
-export async function applyReadState(trx: Sql, rows: readonly LockedRow[], isRead: boolean, now: Date): Promise<ChangeOutcome<ReadStateResult>> {
+export async function applyReadState(
+  trx: Sql,
+  rows: readonly LockedRow[],
+  isRead: boolean,
+  now: Date,
+): Promise<ChangeOutcome<ReadStateResult>> {
   const results = new Map<string, ReadStateResult>();
   const events: MailboxEvent[] = [];
   const live = rows.filter((r) => r.deleted_at === null);
@@ -32,12 +37,17 @@ export async function applyReadState(trx: Sql, rows: readonly LockedRow[], isRea
       where id = any(${changing.map((r) => r.id)}::varchar[])`.execute(trx);
   }
   for (const r of live) {
-    results.set(r.id, r.is_read === isRead
-      ? { messageId: r.id, isRead: r.is_read, readAtTs: ms(r.read_at) }
-      : { messageId: r.id, isRead, readAtTs: readAt ? readAt.getTime() : null });
+    results.set(
+      r.id,
+      r.is_read === isRead
+        ? { messageId: r.id, isRead: r.is_read, readAtTs: ms(r.read_at) }
+        : { messageId: r.id, isRead, readAtTs: readAt ? readAt.getTime() : null },
+    );
   }
   for (const r of [...changing].sort(byMailboxThenId)) {
-    events.push(await appendEvent(trx, r.mailbox_id, 'message.read-state', { ...results.get(r.id)!, threadId: r.thread_id }, now));
+    events.push(
+      await appendEvent(trx, r.mailbox_id, 'message.read-state', { ...results.get(r.id)!, threadId: r.thread_id }, now),
+    );
   }
   return { results, events };
 }
@@ -47,12 +57,17 @@ export async function applyReadState(trx: Sql, rows: readonly LockedRow[], isRea
  * direction in the same transaction, so totalCount stays exact. Rows deleted before answer
  * alreadyDeleted with their original deletedAtTs and append nothing.
  */
-export async function applySoftDelete(trx: Sql, rows: readonly LockedRow[], now: Date): Promise<ChangeOutcome<DeleteResult>> {
+export async function applySoftDelete(
+  trx: Sql,
+  rows: readonly LockedRow[],
+  now: Date,
+): Promise<ChangeOutcome<DeleteResult>> {
   const results = new Map<string, DeleteResult>();
   const events: MailboxEvent[] = [];
   const fresh = rows.filter((r) => r.deleted_at === null).sort(byMailboxThenId);
   for (const r of rows) {
-    if (r.deleted_at !== null) results.set(r.id, { messageId: r.id, deletedAtTs: ms(r.deleted_at)!, alreadyDeleted: true });
+    if (r.deleted_at !== null)
+      results.set(r.id, { messageId: r.id, deletedAtTs: ms(r.deleted_at)!, alreadyDeleted: true });
   }
   if (fresh.length === 0) return { results, events };
 
@@ -71,8 +86,15 @@ export async function applySoftDelete(trx: Sql, rows: readonly LockedRow[], now:
   for (const r of fresh) {
     const result: DeleteResult = { messageId: r.id, deletedAtTs: now.getTime(), alreadyDeleted: false };
     results.set(r.id, result);
-    events.push(await appendEvent(trx, r.mailbox_id, 'message.deleted',
-      { messageId: r.id, threadId: r.thread_id, direction: r.direction, deletedAtTs: result.deletedAtTs }, now));
+    events.push(
+      await appendEvent(
+        trx,
+        r.mailbox_id,
+        'message.deleted',
+        { messageId: r.id, threadId: r.thread_id, direction: r.direction, deletedAtTs: result.deletedAtTs },
+        now,
+      ),
+    );
   }
   return { results, events };
 }

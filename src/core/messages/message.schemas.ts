@@ -17,6 +17,8 @@ export const listMessagesInputSchema = z.object({
   limit: limitSchema,
   cursor: z.string().min(1).max(500).optional(),
   direction: directionSchema.optional(),
+  /** `pending`: only outbound messages held for approval (docs/api.md, "Approval gate"). */
+  approval: z.enum(['pending']).optional(),
 });
 export type ListMessagesInput = z.infer<typeof listMessagesInputSchema>;
 
@@ -63,6 +65,12 @@ export const messageSummarySchema = z.object({
   createdAtTs: ts,
   receivedAtTs: ts.nullable(),
   sentAtTs: ts.nullable(),
+  /** `internal`: written by an authenticated mailbox here; `external`: arrived on port 25. */
+  origin: z.enum(['internal', 'external']),
+  /** True for internal mail and for external mail whose DMARC passed. */
+  authenticated: z.boolean(),
+  /** Outbound held by the approval gate: pending, approved, rejected or expired; null when never held. */
+  approvalStatus: z.enum(['pending', 'approved', 'rejected', 'expired']).nullable(),
 });
 export type MessageSummary = z.infer<typeof messageSummarySchema>;
 
@@ -74,7 +82,8 @@ export const attachmentViewSchema = z.object({
 });
 export type AttachmentView = z.infer<typeof attachmentViewSchema>;
 
-export const DELIVERY_STATUSES = ['queued', 'delivered', 'deferred', 'failed'] as const;
+/** `held`: awaiting approval, not queued for the worker (docs/api.md, "Approval gate"). */
+export const DELIVERY_STATUSES = ['held', 'queued', 'delivered', 'deferred', 'failed'] as const;
 
 export const deliveryViewSchema = z.object({
   address: z.string(),
@@ -86,6 +95,15 @@ export const deliveryViewSchema = z.object({
   deliveredAtTs: ts.nullable(),
 });
 export type DeliveryView = z.infer<typeof deliveryViewSchema>;
+
+/** What extraction found at ingest (docs/api.md, "Extraction"). */
+export const extractedSchema = z.object({
+  /** One-time codes, as typed into a form (separators removed), first seen first. */
+  codes: z.array(z.string()),
+  links: z.array(z.object({ url: z.string(), kind: z.enum(['verification', 'unsubscribe', 'other']) })),
+  /** The text body without quoted history and signature. */
+  replyText: z.string(),
+});
 
 export const messageDetailSchema = messageSummarySchema.extend({
   toAddresses: z.array(z.string()),
@@ -102,6 +120,17 @@ export const messageDetailSchema = messageSummarySchema.extend({
   deliveryStatus: z.enum(DELIVERY_STATUSES).nullable(),
   /** Outbound only, one per recipient (To, Cc, Bcc); empty for inbound. */
   deliveries: z.array(deliveryViewSchema),
+  /** RFC 8601 result words of the checks made on arrival (port 25); null for internal mail. */
+  authentication: z
+    .object({
+      spf: z.string(),
+      /** `pass` when any DKIM signature passed, else the first signature's result, `none` without one. */
+      dkim: z.string(),
+      dmarc: z.string(),
+    })
+    .nullable(),
+  /** Inbound mail only; null for outbound mail and mail stored before extraction existed. */
+  extracted: extractedSchema.nullable(),
 });
 export type MessageDetail = z.infer<typeof messageDetailSchema>;
 
@@ -131,7 +160,11 @@ export const bulkFailureSchema = z.object({ messageId: z.string(), code: z.numbe
 export type BulkFailure = z.infer<typeof bulkFailureSchema>;
 
 const bulkResultOf = <T extends z.ZodType>(item: T) =>
-  z.object({ requestedCount: z.number().int(), succeededItems: z.array(item), failedItems: z.array(bulkFailureSchema) });
+  z.object({
+    requestedCount: z.number().int(),
+    succeededItems: z.array(item),
+    failedItems: z.array(bulkFailureSchema),
+  });
 export const bulkReadStateResultSchema = bulkResultOf(readStateResultSchema);
 export const bulkDeleteResultSchema = bulkResultOf(deleteResultSchema);
 

@@ -11,13 +11,34 @@ import type { Clock } from '../time.js';
 import { targetVisibility } from './message.access.js';
 import { applyReadState, applySoftDelete, type ChangeOutcome } from './message.changes.js';
 import {
-  attachmentsOf, findMessage, findThread, lockMessages, pageQuery, recipientsOf, threadMessages,
-  totalOf, type DetailRow, type LockedRow, type PageRow, type SummaryRow,
+  attachmentsOf,
+  findMessage,
+  findThread,
+  lockMessages,
+  pageQuery,
+  pendingApprovalCount,
+  recipientsOf,
+  threadMessages,
+  totalOf,
+  type DetailRow,
+  type LockedRow,
+  type PageRow,
+  type SummaryRow,
 } from './message.store.js';
 import { byMessage, toDetail, toSummary } from './message.views.js';
 import type {
-  BulkDeleteInput, BulkReadStateInput, BulkResult, DeleteResult, ListMessagesInput, MessageDetail, MessageRefInput,
-  MessageSummary, ReadStateInput, ReadStateResult, ThreadRefInput, ThreadView,
+  BulkDeleteInput,
+  BulkReadStateInput,
+  BulkResult,
+  DeleteResult,
+  ListMessagesInput,
+  MessageDetail,
+  MessageRefInput,
+  MessageSummary,
+  ReadStateInput,
+  ReadStateResult,
+  ThreadRefInput,
+  ThreadView,
 } from './message.schemas.js';
 
 /** A keyset position: created_at in Unix ms and the id that breaks ties. */
@@ -41,16 +62,20 @@ export class MessageService {
     requireScope(principal, 'MailboxRead');
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
-    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}`;
+    const pending = input.approval === 'pending';
+    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}${pending ? ':pending' : ''}`;
     const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
-    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1));
-    const totalCount = totalOf(pageRows[0], input.direction);
+    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1, pending));
+    const totalCount = pending
+      ? await pendingApprovalCount(this.db.db, mailbox.id)
+      : totalOf(pageRows[0], input.direction);
     const rows = pageRows.filter((r): r is PageRow & SummaryRow => r.id !== null);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];
     return {
       items: page.map((r) => toSummary(r, mailbox.address)),
-      nextCursor: rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
+      nextCursor:
+        rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
       totalCount,
     };
   }
@@ -68,7 +93,10 @@ export class MessageService {
    * Where the raw source named by rawContentPath lives, for the channel that streams it from the
    * blob store: same scope, visibility and soft-delete rules as `get`; no raw source is a 404.
    */
-  async rawContentLocation(principal: Principal, input: MessageRefInput): Promise<{ messageId: string; blobKey: string }> {
+  async rawContentLocation(
+    principal: Principal,
+    input: MessageRefInput,
+  ): Promise<{ messageId: string; blobKey: string }> {
     requireScope(principal, 'MailboxRead');
     const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
     const row = await findMessage(this.db.db, visibility, input.messageId);
@@ -95,7 +123,11 @@ export class MessageService {
 
   /** PUT /api/messages/{messageId}/read-state (scope MailboxRead, as the spec says). */
   async setReadState(principal: Principal, input: ReadStateInput): Promise<ReadStateResult> {
-    const result = await this.bulkSetReadState(principal, { ids: [input.messageId], isRead: input.isRead, mailboxAddress: input.mailboxAddress });
+    const result = await this.bulkSetReadState(principal, {
+      ids: [input.messageId],
+      isRead: input.isRead,
+      mailboxAddress: input.mailboxAddress,
+    });
     return single(result);
   }
 
@@ -127,7 +159,9 @@ export class MessageService {
     const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
     const ids = [...new Set(input.ids)];
     const now = this.clock.now();
-    const { results, events } = await this.db.tx(async (trx) => apply(trx, await lockMessages(trx, visibility, ids), now));
+    const { results, events } = await this.db.tx(async (trx) =>
+      apply(trx, await lockMessages(trx, visibility, ids), now),
+    );
     await this.publish(events);
     const out: BulkResult<T> = { requestedCount: ids.length, succeededItems: [], failedItems: [] };
     for (const id of ids) {
@@ -149,7 +183,10 @@ export class MessageService {
     // Only look up what can exist: recipients of outbound mail, attachments where counted.
     const ids = rows.filter((r) => r.attachment_count > 0).map((r) => r.id);
     const outboundIds = rows.filter((r) => r.direction === 'outbound').map((r) => r.id);
-    const [recipients, attachments] = await Promise.all([recipientsOf(this.db.db, outboundIds), attachmentsOf(this.db.db, ids)]);
+    const [recipients, attachments] = await Promise.all([
+      recipientsOf(this.db.db, outboundIds),
+      attachmentsOf(this.db.db, ids),
+    ]);
     const recipientsBy = byMessage(recipients);
     const attachmentsBy = byMessage(attachments);
     return rows.map((r) => toDetail(r, recipientsBy.get(r.id), attachmentsBy.get(r.id)));

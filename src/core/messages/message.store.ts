@@ -18,6 +18,18 @@ export interface SummaryRow {
   created_at: string;
   received_at: string | null;
   sent_at: string | null;
+  /** The DMARC result word of external mail; null for internal mail (no verdicts stored). */
+  external_dmarc: string | null;
+  /** Whether verdicts are stored: the message arrived on port 25 (CONTRACT: origin `external`). */
+  is_external: boolean;
+  approval_status: string | null;
+}
+
+/** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
+export interface AuthenticationRow {
+  spf: string | null;
+  dkim: string[] | null;
+  dmarc: string | null;
 }
 
 export interface DetailRow extends SummaryRow {
@@ -31,34 +43,68 @@ export interface DetailRow extends SummaryRow {
   in_reply_to_message_id: string | null;
   delivery_status: string | null;
   deleted_at: string | null;
+  auth_spf: string | null;
+  auth_dkim: string[] | null;
+  /** jsonb: an object on pg, text-parsed by the view where a driver returns a string. */
+  extracted: unknown;
 }
 
 export interface RecipientRow {
-  message_id: string; address: string; kind: string; status: string; remote_reply: string | null;
-  attempts: number; updated_at: string; delivered_at: string | null;
+  message_id: string;
+  address: string;
+  kind: string;
+  status: string;
+  remote_reply: string | null;
+  attempts: number;
+  updated_at: string;
+  delivered_at: string | null;
 }
 
-export interface AttachmentRow { id: string; message_id: string; filename: string; content_type: string; size_bytes: string | number }
+export interface AttachmentRow {
+  id: string;
+  message_id: string;
+  filename: string;
+  content_type: string;
+  size_bytes: string | number;
+}
 
-export interface ThreadRow { id: string; mailbox_id: string; subject: string; created_at: string }
+export interface ThreadRow {
+  id: string;
+  mailbox_id: string;
+  subject: string;
+  created_at: string;
+}
 
-const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
-  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at`;
+/** origin and authenticated of a summary (CONTRACT, "Sender integrity and inbound trust"), from m. */
+export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
+export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
+  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS},
+  m.approval_status`;
 const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
-  m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at`;
+  m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at, m.extracted,
+  m.auth_results #>> '{spf,result}' as auth_spf,
+  (select array_agg(d ->> 'result') from jsonb_array_elements(m.auth_results -> 'dkim') d) as auth_dkim`;
 
 /**
  * The caller's visibility as a predicate over `mb` (the owning mailbox joined as `mb`). Every
  * query below takes one, so a row of another mailbox or domain is simply not found.
  */
-function visible(v: Visibility) {
-  return v.kind === 'mailbox' ? sql`mb.id = ${v.mailboxId}` : sql`mb.domain_id = ${v.domainId} and mb.disabled_at is null`;
+export function visible(v: Visibility) {
+  return v.kind === 'mailbox'
+    ? sql`mb.id = ${v.mailboxId}`
+    : sql`mb.domain_id = ${v.domainId} and mb.disabled_at is null`;
 }
 
-export interface PagePosition { t: number; i: string }
+export interface PagePosition {
+  t: number;
+  i: string;
+}
 
 /** A page row: the summary columns (null on the one row of an empty page) and the mailbox counters. */
-export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & { inbound_count: string | number; outbound_count: string | number };
+export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & {
+  inbound_count: string | number;
+  outbound_count: string | number;
+};
 
 /**
  * One keyset page, newest first, and the mailbox counters for totalCount, in one round trip.
@@ -67,15 +113,32 @@ export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & { inbo
  * an index condition, so a page is one index range scan whatever the mailbox size. An empty page
  * still yields one row (the counters, summary columns null).
  */
-export function pageQuery(mailboxId: string, direction: Direction | undefined, after: PagePosition | null, limit: number) {
+export function pageQuery(
+  mailboxId: string,
+  direction: Direction | undefined,
+  after: PagePosition | null,
+  limit: number,
+  pendingOnly = false,
+) {
+  // pendingOnly matches message_approval_idx (mailbox, created_at desc, id desc where pending).
   return sql<PageRow>`select mb.inbound_count, mb.outbound_count, p.* from mailbox mb left join lateral (
       select ${SUMMARY_COLUMNS} from message m
       where m.mailbox_id = mb.id and m.deleted_at is null
         ${direction ? sql`and m.direction = ${direction}` : sql``}
+        ${pendingOnly ? sql`and m.approval_status = 'pending'` : sql``}
         ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}
       order by m.created_at desc, m.id desc
       limit ${limit}) p on true
     where mb.id = ${mailboxId}`;
+}
+
+/** How many messages of a mailbox await approval (totalCount of the `approval=pending` filter). */
+export async function pendingApprovalCount(db: Sql, mailboxId: string): Promise<number> {
+  const row = (
+    await sql<{ n: number }>`select count(*)::int as n from message
+    where mailbox_id = ${mailboxId} and approval_status = 'pending' and deleted_at is null`.execute(db)
+  ).rows[0];
+  return row?.n ?? 0;
 }
 
 /** totalCount from one page row's counters, for the direction filter. */
@@ -88,13 +151,20 @@ export function totalOf(row: PageRow | undefined, direction: Direction | undefin
 
 /** A message the caller may see, live or soft-deleted (the caller decides what deleted means). */
 export async function findMessage(db: Sql, v: Visibility, messageId: string): Promise<DetailRow | undefined> {
-  return (await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
-    where m.id = ${messageId} and ${visible(v)}`.execute(db)).rows[0];
+  return (
+    await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = ${messageId} and ${visible(v)}`.execute(db)
+  ).rows[0];
 }
 
 export interface LockedRow {
-  id: string; mailbox_id: string; thread_id: string; direction: Direction;
-  is_read: boolean; read_at: string | null; deleted_at: string | null;
+  id: string;
+  mailbox_id: string;
+  thread_id: string;
+  direction: Direction;
+  is_read: boolean;
+  read_at: string | null;
+  deleted_at: string | null;
 }
 
 /**
@@ -102,33 +172,43 @@ export interface LockedRow {
  * overlapping ids take their locks in the same order and cannot deadlock.
  */
 export async function lockMessages(trx: Sql, v: Visibility, ids: readonly string[]): Promise<LockedRow[]> {
-  return (await sql<LockedRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.is_read, m.read_at, m.deleted_at
+  return (
+    await sql<LockedRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.is_read, m.read_at, m.deleted_at
     from message m join mailbox mb on mb.id = m.mailbox_id
     where m.id = any(${ids}::varchar[]) and ${visible(v)}
-    order by m.id for update of m`.execute(trx)).rows;
+    order by m.id for update of m`.execute(trx)
+  ).rows;
 }
 
 export async function findThread(db: Sql, v: Visibility, threadId: string): Promise<ThreadRow | undefined> {
-  return (await sql<ThreadRow>`select t.id, t.mailbox_id, t.subject, t.created_at from thread t join mailbox mb on mb.id = t.mailbox_id
-    where t.id = ${threadId} and ${visible(v)}`.execute(db)).rows[0];
+  return (
+    await sql<ThreadRow>`select t.id, t.mailbox_id, t.subject, t.created_at from thread t join mailbox mb on mb.id = t.mailbox_id
+    where t.id = ${threadId} and ${visible(v)}`.execute(db)
+  ).rows[0];
 }
 
 /** The live messages of a thread, oldest first (message_thread_idx). */
 export async function threadMessages(db: Sql, v: Visibility, threadId: string): Promise<DetailRow[]> {
-  return (await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
+  return (
+    await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
     where m.thread_id = ${threadId} and m.deleted_at is null and ${visible(v)}
-    order by m.created_at, m.id`.execute(db)).rows;
+    order by m.created_at, m.id`.execute(db)
+  ).rows;
 }
 
 export async function recipientsOf(db: Sql, messageIds: readonly string[]): Promise<RecipientRow[]> {
   if (messageIds.length === 0) return [];
-  return (await sql<RecipientRow>`select message_id, address, kind, status, remote_reply, attempts, updated_at, delivered_at
+  return (
+    await sql<RecipientRow>`select message_id, address, kind, status, remote_reply, attempts, updated_at, delivered_at
     from message_recipient where message_id = any(${messageIds}::varchar[])
-    order by message_id, case kind when 'to' then 0 when 'cc' then 1 else 2 end, id`.execute(db)).rows;
+    order by message_id, case kind when 'to' then 0 when 'cc' then 1 else 2 end, id`.execute(db)
+  ).rows;
 }
 
 export async function attachmentsOf(db: Sql, messageIds: readonly string[]): Promise<AttachmentRow[]> {
   if (messageIds.length === 0) return [];
-  return (await sql<AttachmentRow>`select id, message_id, filename, content_type, size_bytes from attachment
-    where message_id = any(${messageIds}::varchar[]) order by message_id, created_at, id`.execute(db)).rows;
+  return (
+    await sql<AttachmentRow>`select id, message_id, filename, content_type, size_bytes from attachment
+    where message_id = any(${messageIds}::varchar[]) order by message_id, created_at, id`.execute(db)
+  ).rows;
 }

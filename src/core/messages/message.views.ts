@@ -1,4 +1,5 @@
 import { ms } from '../../storage/database.js';
+import type { Extracted } from '../extraction/extract.js';
 import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
 import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
 
@@ -23,6 +24,9 @@ export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary
     createdAtTs: ms(r.created_at)!,
     receivedAtTs: ms(r.received_at),
     sentAtTs: ms(r.sent_at),
+    origin: r.is_external ? 'external' : 'internal',
+    authenticated: !r.is_external || r.external_dmarc === 'pass',
+    approvalStatus: (r.approval_status ?? null) as MessageSummary['approvalStatus'],
   };
 }
 
@@ -39,7 +43,10 @@ function toDelivery(r: RecipientRow): DeliveryView {
 }
 
 const toAttachment = (r: AttachmentRow): AttachmentView => ({
-  attachmentId: r.id, filename: r.filename, contentType: r.content_type, sizeBytes: Number(r.size_bytes),
+  attachmentId: r.id,
+  filename: r.filename,
+  contentType: r.content_type,
+  sizeBytes: Number(r.size_bytes),
 });
 
 /**
@@ -47,7 +54,11 @@ const toAttachment = (r: AttachmentRow): AttachmentView => ({
  * the other hidden recipients); outbound Bcc and deliveries are shown because the reader is
  * always the sending mailbox itself or its domain.
  */
-export function toDetail(r: DetailRow, recipients: readonly RecipientRow[] = [], attachments: readonly AttachmentRow[] = []): MessageDetail {
+export function toDetail(
+  r: DetailRow,
+  recipients: readonly RecipientRow[] = [],
+  attachments: readonly AttachmentRow[] = [],
+): MessageDetail {
   const outbound = r.direction === 'outbound';
   return {
     ...toSummary(r, r.owner_address),
@@ -62,7 +73,21 @@ export function toDetail(r: DetailRow, recipients: readonly RecipientRow[] = [],
     attachments: attachments.map(toAttachment),
     deliveryStatus: outbound ? ((r.delivery_status ?? 'queued') as MessageDetail['deliveryStatus']) : null,
     deliveries: outbound ? recipients.map(toDelivery) : [],
+    authentication: r.is_external
+      ? {
+          spf: r.auth_spf ?? 'none',
+          dkim: r.auth_dkim?.includes('pass') ? 'pass' : (r.auth_dkim?.[0] ?? 'none'),
+          dmarc: r.external_dmarc ?? 'none',
+        }
+      : null,
+    extracted: r.extracted === null || r.extracted === undefined ? null : toDetailExtracted(r.extracted),
   };
+}
+
+/** The stored extraction (jsonb: an object on pg, text on some drivers) as the wire shape. */
+export function toDetailExtracted(value: unknown): Extracted {
+  const v = (typeof value === 'string' ? JSON.parse(value) : value) as Partial<Extracted> | null;
+  return { codes: v?.codes ?? [], links: v?.links ?? [], replyText: v?.replyText ?? '' };
 }
 
 /** Groups rows by message id, for building many details from two batched queries. */

@@ -10,7 +10,10 @@ export const WAIT_MAX_MS = 55_000;
 export const WAIT_DEFAULT_MS = 30_000;
 
 /** Event ids are a mailbox's event sequence numbers, as decimal strings (CONTRACT, Real-time). */
-const eventIdSchema = z.string().trim().regex(/^\d{1,15}$/, 'must be an eventId (a decimal number as returned by a previous wait or event)');
+const eventIdSchema = z
+  .string()
+  .trim()
+  .regex(/^\d{1,15}$/, 'must be an eventId (a decimal number as returned by a previous wait or event)');
 
 /**
  * GET /api/messages/wait and the MCP tool wait_for_message. Query strings arrive as text, so

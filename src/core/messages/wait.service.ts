@@ -5,7 +5,15 @@ import { requireScope, resolveMailbox } from '../auth/access.js';
 import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from './message.views.js';
 import type { WaitInput, WaitResult } from './wait.schemas.js';
-import { ARRIVAL_EVENT, eventHead, firstArrival, type WaitFilter } from './wait.store.js';
+import type { ConcurrencyCap } from '../ratelimit/concurrency-cap.js';
+import { ARRIVAL_EVENT, eventHead, firstArrival, newestWithCode, type WaitFilter } from './wait.store.js';
+import {
+  CODE_LOOKBACK_MS,
+  type VerificationCodeInput,
+  type VerificationCodeResult,
+} from './verification-code.schemas.js';
+import type { Direction } from './message.schemas.js';
+import { toDetailExtracted } from './message.views.js';
 
 export interface WaitOptions {
   /** Ends the wait early (client gone, MCP request cancelled); answers as timed out. */
@@ -31,42 +39,118 @@ export class WaitService {
     private readonly db: Database,
     private readonly bus: EventBus,
     private readonly options: WaitServiceOptions = { fallbackPollMs: 5_000 },
+    /** Long-polls one token may hold at once (MAX_WAITS_PER_TOKEN); unbounded without. */
+    private readonly perToken?: ConcurrencyCap,
   ) {}
 
   async wait(principal: Principal, input: WaitInput, options: WaitOptions = {}): Promise<WaitResult> {
     requireScope(principal, 'MailboxRead');
+    const release = this.perToken?.acquire(principal.tokenId);
+    try {
+      return await this.waitHeld(principal, input, options);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async waitHeld(principal: Principal, input: WaitInput, options: WaitOptions): Promise<WaitResult> {
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     const filter: WaitFilter = {
       direction: input.direction,
       from: input.from?.toLowerCase() ?? null,
       subject: input.subjectContains?.toLowerCase() ?? null,
     };
-    const deadline = performance.now() + input.timeoutMs;
-
-    // Subscribe before the first scan, so an arrival between scan and sleep still wakes us.
-    const wake = new Wake();
-    const unsubscribe = this.bus.subscribe((event) => {
-      if (event.mailboxId === mailbox.id && event.type === ARRIVAL_EVENT[filter.direction]) wake.ring();
-    });
-    // A reconnected bus may have dropped announcements: scan once more.
-    const unresume = this.bus.onResume(() => wake.ring());
-    try {
-      const head = await eventHead(this.db, mailbox.id);
-      // Without sinceEventId only messages arriving from now on count: an old one-time code
-      // already in the mailbox must not satisfy a new wait.
-      let since = input.sinceEventId === undefined ? head : Number(input.sinceEventId);
-      if (since > head) throw new AppError('VALIDATION_FAILED', `sinceEventId: ${since} is newer than the newest event of this mailbox (${head}).`);
-      for (;;) {
-        wake.reset();
+    let since: number | null = null;
+    return this.until<WaitResult>(
+      mailbox.id,
+      filter.direction,
+      performance.now() + input.timeoutMs,
+      options.signal,
+      async () => {
         // Read the head first, then scan up to it: whatever commits later has a higher sequence
         // number and is seen by the next scan, so nothing slips between two scans.
         const upTo = await eventHead(this.db, mailbox.id);
+        if (since === null) {
+          // Without sinceEventId only messages arriving from now on count: an old one-time code
+          // already in the mailbox must not satisfy a new wait.
+          since = input.sinceEventId === undefined ? upTo : Number(input.sinceEventId);
+          if (since > upTo)
+            throw new AppError(
+              'VALIDATION_FAILED',
+              `sinceEventId: ${since} is newer than the newest event of this mailbox (${upTo}).`,
+            );
+        }
         const match = upTo > since ? await firstArrival(this.db, mailbox.id, since, upTo, filter) : undefined;
         if (match) return { message: toSummary(match, mailbox.address), eventId: String(match.seq), timedOut: false };
         since = Math.max(since, upTo);
+        return undefined;
+      },
+      () => ({ message: null, eventId: String(since ?? 0), timedOut: true }),
+    );
+  }
+
+  /**
+   * The newest inbound message with a one-time code (MCP get_verification_code): stateless, so
+   * calling again returns the same code; at once when such a mail is already there, else it
+   * waits for arrivals like `wait` does.
+   */
+  async waitForCode(
+    principal: Principal,
+    input: VerificationCodeInput,
+    options: WaitOptions = {},
+  ): Promise<VerificationCodeResult> {
+    requireScope(principal, 'MailboxRead');
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    const since = new Date(input.sinceTs ?? Date.now() - CODE_LOOKBACK_MS);
+    const filter = { from: input.from?.toLowerCase() ?? null, subject: input.subjectContains?.toLowerCase() ?? null };
+    return this.until<VerificationCodeResult>(
+      mailbox.id,
+      'inbound',
+      performance.now() + input.timeoutMs,
+      options.signal,
+      async () => {
+        const row = await newestWithCode(this.db, mailbox.id, since, filter);
+        if (!row) return undefined;
+        const extracted = toDetailExtracted(row.extracted);
+        return {
+          code: extracted.codes[0] ?? null,
+          codes: extracted.codes,
+          verificationLinks: extracted.links.filter((l) => l.kind === 'verification').map((l) => l.url),
+          message: toSummary(row, mailbox.address),
+          timedOut: false,
+        };
+      },
+      () => ({ code: null, codes: [], verificationLinks: [], message: null, timedOut: true }),
+    );
+  }
+
+  /**
+   * The wait itself: probe, and while nothing is found sleep until the bus announces an arrival
+   * in the mailbox (or the fallback poll fires) or the deadline passes. Holds no connection while
+   * it sleeps. Subscribes before the first probe, so an arrival between probe and sleep still wakes it.
+   */
+  private async until<T>(
+    mailboxId: string,
+    direction: Direction,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    probe: () => Promise<T | undefined>,
+    timedOut: () => T,
+  ): Promise<T> {
+    const wake = new Wake();
+    const unsubscribe = this.bus.subscribe((event) => {
+      if (event.mailboxId === mailboxId && event.type === ARRIVAL_EVENT[direction]) wake.ring();
+    });
+    // A reconnected bus may have dropped announcements: probe once more.
+    const unresume = this.bus.onResume(() => wake.ring());
+    try {
+      for (;;) {
+        wake.reset();
+        const found = await probe();
+        if (found !== undefined) return found;
         const left = deadline - performance.now();
-        if (left <= 0 || options.signal?.aborted) return { message: null, eventId: String(since), timedOut: true };
-        await wake.wait(Math.min(left, this.options.fallbackPollMs), options.signal);
+        if (left <= 0 || signal?.aborted) return timedOut();
+        await wake.wait(Math.min(left, this.options.fallbackPollMs), signal);
       }
     } finally {
       unsubscribe();

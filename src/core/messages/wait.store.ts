@@ -1,7 +1,7 @@
 import { num, sql, type Database } from '../../storage/database.js';
 import type { EventType } from '../events/event-log.js';
 import type { Direction } from './message.schemas.js';
-import type { SummaryRow } from './message.store.js';
+import { AUTH_SUMMARY_COLUMNS, type SummaryRow } from './message.store.js';
 
 export interface WaitFilter {
   direction: Direction;
@@ -16,7 +16,10 @@ export const ARRIVAL_EVENT: Record<Direction, EventType> = { inbound: 'message.r
 
 /** The newest committed event sequence number of a mailbox (0 before its first event). */
 export async function eventHead(db: Database, mailboxId: string): Promise<number> {
-  return num((await db.one(sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId}`))?.event_seq);
+  return num(
+    (await db.one(sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId}`))
+      ?.event_seq,
+  );
 }
 
 /**
@@ -25,10 +28,18 @@ export async function eventHead(db: Database, mailboxId: string): Promise<number
  * appendEvent); the message row decides the match, so a message deleted meanwhile is skipped.
  * One range scan of the (mailbox_id, seq) primary key plus a lookup per candidate.
  */
-export async function firstArrival(db: Database, mailboxId: string, since: number, upTo: number, f: WaitFilter): Promise<(SummaryRow & { seq: number }) | undefined> {
-  const row = await db.one(sql<SummaryRow & { seq: string | number }>`select e.seq, m.id, m.mailbox_id, m.thread_id, m.direction,
+export async function firstArrival(
+  db: Database,
+  mailboxId: string,
+  since: number,
+  upTo: number,
+  f: WaitFilter,
+): Promise<(SummaryRow & { seq: number }) | undefined> {
+  const row = await db.one(sql<
+    SummaryRow & { seq: string | number }
+  >`select e.seq, m.id, m.mailbox_id, m.thread_id, m.direction,
       m.subject, m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
-      m.received_at, m.sent_at
+      m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS}
     from mailbox_event e
     join message m on m.id = e.payload #>> '{data,messageId}' and m.mailbox_id = e.mailbox_id
     where e.mailbox_id = ${mailboxId} and e.seq > ${since}::bigint and e.seq <= ${upTo}::bigint
@@ -38,4 +49,27 @@ export async function firstArrival(db: Database, mailboxId: string, since: numbe
     order by e.seq
     limit 1`);
   return row ? { ...row, seq: num(row.seq) } : undefined;
+}
+
+/**
+ * The newest live inbound message since `since` that has a one-time code and matches the filter
+ * (get_verification_code). A scan of message_list_dir_idx bounded by `since`.
+ */
+export async function newestWithCode(
+  db: Database,
+  mailboxId: string,
+  since: Date,
+  f: { from: string | null; subject: string | null },
+): Promise<(SummaryRow & { extracted: unknown }) | undefined> {
+  return db.one(sql<SummaryRow & { extracted: unknown }>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject,
+      m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
+      m.received_at, m.sent_at, m.extracted
+    from message m
+    where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.deleted_at is null
+      and m.created_at >= ${since}::timestamptz
+      and jsonb_array_length(coalesce(m.extracted -> 'codes', '[]'::jsonb)) > 0
+      ${f.from === null ? sql`` : sql`and (strpos(lower(m.from_address), ${f.from}) > 0 or strpos(lower(m.from_display_name), ${f.from}) > 0)`}
+      ${f.subject === null ? sql`` : sql`and strpos(lower(m.subject), ${f.subject}) > 0`}
+    order by m.created_at desc, m.id desc
+    limit 1`);
 }

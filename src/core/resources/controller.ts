@@ -11,7 +11,11 @@ export interface ControllerOptions {
   maxBackoffMs: number;
 }
 
-export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = { resyncMs: 60_000, baseBackoffMs: 1_000, maxBackoffMs: 60_000 };
+export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = {
+  resyncMs: 60_000,
+  baseBackoffMs: 1_000,
+  maxBackoffMs: 60_000,
+};
 
 /**
  * The work loop shared by every source: a deduplicating per-resource queue, one reconcile at a
@@ -39,13 +43,15 @@ export class ResourceController {
 
   /** Lists and reconciles everything once (resolves when that pass is done), then keeps watching. */
   async start(): Promise<void> {
-    this.watch = await this.source.watch((changed) => {
-      if (changed === 'all') void this.relist();
-      else changed.forEach((ref) => this.enqueue(ref));
-    }).catch((err: unknown) => {
-      this.log.warn('resources.watch_failed', { err });
-      return null;
-    });
+    this.watch = await this.source
+      .watch((changed) => {
+        if (changed === 'all') void this.relist();
+        else changed.forEach((ref) => this.enqueue(ref));
+      })
+      .catch((err: unknown) => {
+        this.log.warn('resources.watch_failed', { err });
+        return null;
+      });
     await this.relist();
     await this.idle();
     this.resyncTimer = setInterval(() => void this.relist(), this.options.resyncMs);
@@ -67,7 +73,9 @@ export class ResourceController {
   enqueue(ref: ResourceRef): void {
     if (this.stopped) return;
     this.pending.set(refId(ref), ref);
-    this.loop ??= this.drain().finally(() => { this.loop = null; });
+    this.loop ??= this.drain().finally(() => {
+      this.loop = null;
+    });
   }
 
   /** Resolves when the queue is empty (retries scheduled for later do not count). */
@@ -77,10 +85,13 @@ export class ResourceController {
 
   /** Concurrent relists collapse into the one running: it reads the latest state anyway. */
   private relist(): Promise<void> {
-    this.listing ??= this.source.list()
+    this.listing ??= this.source
+      .list()
       .then((items) => items.forEach((item) => this.enqueue(item.ref)))
       .catch((err: unknown) => this.log.warn('resources.list_failed', { err }))
-      .finally(() => { this.listing = null; });
+      .finally(() => {
+        this.listing = null;
+      });
     return this.listing;
   }
 
@@ -88,7 +99,13 @@ export class ResourceController {
     for (let ref = this.next(); ref && !this.stopped; ref = this.next()) {
       const id = refId(ref);
       this.pending.delete(id);
-      const result = await this.process(ref).catch((err: unknown): ReconcileResult => ({ ref: ref!, outcome: 'failed', ready: false, reason: 'ReconcileError', message: String(err) }));
+      const result = await this.process(ref).catch((err: unknown): ReconcileResult => ({
+        ref: ref!,
+        outcome: 'failed',
+        ready: false,
+        reason: 'ReconcileError',
+        message: String(err),
+      }));
       this.afterResult(id, ref, result);
     }
   }
@@ -108,11 +125,16 @@ export class ResourceController {
     if (!item) return null;
     if (item.deleting) {
       const opts = { tokenSecretName: item.deleting.tokenSecretName };
-      const result = ref.kind === 'Domain' ? await this.reconciler.deleteDomain(ref, opts) : await this.reconciler.deleteMailbox(ref, opts);
+      const result =
+        ref.kind === 'Domain'
+          ? await this.reconciler.deleteDomain(ref, opts)
+          : await this.reconciler.deleteMailbox(ref, opts);
       if (result.outcome !== 'failed') await this.source.finalize(ref);
       return result;
     }
-    return item.resource.kind === 'Domain' ? this.reconciler.reconcileDomain(item.resource) : this.reconciler.reconcileMailbox(item.resource);
+    return item.resource.kind === 'Domain'
+      ? this.reconciler.reconcileDomain(item.resource)
+      : this.reconciler.reconcileMailbox(item.resource);
   }
 
   private afterResult(id: string, ref: ResourceRef, result: ReconcileResult | null): void {
@@ -122,14 +144,18 @@ export class ResourceController {
     this.waitingForDomain.delete(id);
     if (!result || result.ready || result.reason === 'Deleted') {
       this.failures.delete(id);
-      if (result?.ready && ref.kind === 'Domain') for (const waiting of this.waitingForDomain.values()) this.enqueue(waiting);
+      if (result?.ready && ref.kind === 'Domain')
+        for (const waiting of this.waitingForDomain.values()) this.enqueue(waiting);
       return;
     }
     if (result.reason === 'DomainNotFound') this.waitingForDomain.set(id, ref);
     const failures = (this.failures.get(id) ?? 0) + 1;
     this.failures.set(id, failures);
     const delay = Math.min(this.options.baseBackoffMs * 2 ** (failures - 1), this.options.maxBackoffMs);
-    const retry = setTimeout(() => { this.retryTimers.delete(id); this.enqueue(ref); }, delay);
+    const retry = setTimeout(() => {
+      this.retryTimers.delete(id);
+      this.enqueue(ref);
+    }, delay);
     retry.unref();
     this.retryTimers.set(id, retry);
   }

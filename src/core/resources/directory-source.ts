@@ -34,10 +34,12 @@ export class DirectorySource implements ResourceSource {
     this.reportErrors(set);
     for (const secret of set.secrets) await this.materialize(secret);
     const items = new Map<string, SourceItem>();
-    for (const resource of [...set.domains, ...set.mailboxes]) items.set(refId(refOf(resource)), { ref: refOf(resource), resource });
+    for (const resource of [...set.domains, ...set.mailboxes])
+      items.set(refId(refOf(resource)), { ref: refOf(resource), resource });
     if (set.complete) {
       for (const { ref, status } of await this.status.entries()) {
-        if (!items.has(refId(ref))) items.set(refId(ref), { ref, deleting: { tokenSecretName: status.tokenSecretName } });
+        if (!items.has(refId(ref)))
+          items.set(refId(ref), { ref, deleting: { tokenSecretName: status.tokenSecretName } });
       }
     } else {
       // Keep pending deletions known from a complete listing; add none from this one.
@@ -61,7 +63,10 @@ export class DirectorySource implements ResourceSource {
     const changed = () => {
       if (timer) clearTimeout(timer);
       // Editors write a file in several steps; one relist after the burst settles.
-      timer = setTimeout(() => { timer = null; onChange('all'); }, this.options.debounceMs);
+      timer = setTimeout(() => {
+        timer = null;
+        onChange('all');
+      }, this.options.debounceMs);
       timer.unref();
     };
     await mkdir(this.secrets.root, { recursive: true, mode: 0o700 });
@@ -100,7 +105,13 @@ export class DirectorySource implements ResourceSource {
     const text = set.errors.map(formatManifestError).join('\n');
     if (text === this.lastErrors) return;
     this.lastErrors = text;
-    for (const e of set.errors) this.log.warn('resource.manifest_invalid', { file: e.file, document: e.document, line: e.line, message: e.message });
+    for (const e of set.errors)
+      this.log.warn('resource.manifest_invalid', {
+        file: e.file,
+        document: e.document,
+        line: e.line,
+        message: e.message,
+      });
     if (set.errors.length > 0) this.log.warn('resources.prune_paused', { dir: this.dir, invalid: set.errors.length });
   }
 }

@@ -9,14 +9,23 @@ export type RowOutcome = 'created' | 'updated' | 'unchanged';
  * Converges the domain row of a Domain resource: created, adopted when it exists without a
  * resource, re-enabled when its resource was deleted and is declared again.
  */
-export async function convergeDomainRow(trx: Sql, res: DomainResource, now: Date): Promise<{ domainId: string; outcome: RowOutcome }> {
+export async function convergeDomainRow(
+  trx: Sql,
+  res: DomainResource,
+  now: Date,
+): Promise<{ domainId: string; outcome: RowOutcome }> {
   const key = resourceKeyOf(refOf(res));
   const name = res.spec.domain;
-  const owned = (await sql<{ id: string; name: string; disabled_at: string | null }>`select id, name, disabled_at from domain
-    where resource_key = ${key}`.execute(trx)).rows[0];
+  const owned = (
+    await sql<{ id: string; name: string; disabled_at: string | null }>`select id, name, disabled_at from domain
+    where resource_key = ${key}`.execute(trx)
+  ).rows[0];
   if (owned && owned.name !== name) {
     if (!owned.disabled_at) {
-      throw new NotReadyError('SpecImmutable', `spec.domain is immutable: this resource declares ${owned.name}; delete it and declare a new one for ${name}`);
+      throw new NotReadyError(
+        'SpecImmutable',
+        `spec.domain is immutable: this resource declares ${owned.name}; delete it and declare a new one for ${name}`,
+      );
     }
     // The old domain's resource was deleted earlier; the key is free for the new declaration.
     await sql`update domain set resource_key = null where id = ${owned.id}`.execute(trx);
@@ -26,7 +35,12 @@ export async function convergeDomainRow(trx: Sql, res: DomainResource, now: Date
     throw new NotReadyError('DomainConflict', `${name} is already declared by Domain ${existing.resource_key}`);
   }
   const limit = res.spec.sendRateLimitPerMinute ?? null;
-  if (existing && existing.resource_key === key && !existing.disabled_at && existing.send_rate_limit_per_minute === limit) {
+  if (
+    existing &&
+    existing.resource_key === key &&
+    !existing.disabled_at &&
+    existing.send_rate_limit_per_minute === limit
+  ) {
     return { domainId: existing.id, outcome: 'unchanged' };
   }
   const domainId = await upsertDomain(trx, { name, sendRateLimitPerMinute: limit, resourceKey: key }, now);

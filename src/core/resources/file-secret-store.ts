@@ -1,6 +1,13 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isNamespaceName, isObjectName, refOf, secretDataOf, type ResourceRef, type SecretManifest } from './manifest.schema.js';
+import {
+  isNamespaceName,
+  isObjectName,
+  refOf,
+  secretDataOf,
+  type ResourceRef,
+  type SecretManifest,
+} from './manifest.schema.js';
 import { readJsonFile, writeFileAtomic } from './atomic-file.js';
 import type { SecretStore } from './ports.js';
 
@@ -27,14 +34,25 @@ export class FileSecretStore implements SecretStore {
       throw new Error(`secret file ${file} is not valid JSON: ${(err as Error).message}`);
     }
     if (value === null) return null;
-    if (typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string')) {
-      throw new Error(`secret file ${file} must hold a JSON object of string values`);
+    if (typeof value !== 'object' || Array.isArray(value)) throw notStrings(file);
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v === 'string') out[k] = v;
+      else if (isTsKey(k) && (v === null || Number.isInteger(v))) out[k] = v === null ? '' : String(v);
+      else throw notStrings(file);
     }
-    return value as Record<string, string>;
+    return out;
   }
 
+  /**
+   * Every `…Ts` value is written as an integer of milliseconds, or null (CONTRACT, Wire format):
+   * a JSON file is read by programs that expect the API's types. Kubernetes Secrets stay strings.
+   */
   async put(namespace: string, name: string, data: Record<string, string>, _owner: ResourceRef): Promise<void> {
-    await writeFileAtomic(this.pathOf(namespace, name), JSON.stringify(data, null, 2) + '\n', 0o600, 0o700);
+    const json: Record<string, string | number | null> = {};
+    for (const [k, v] of Object.entries(data))
+      json[k] = isTsKey(k) && /^\d{1,16}$/.test(v) ? Number(v) : isTsKey(k) && v === '' ? null : v;
+    await writeFileAtomic(this.pathOf(namespace, name), JSON.stringify(json, null, 2) + '\n', 0o600, 0o700);
   }
 
   async delete(namespace: string, name: string): Promise<void> {
@@ -42,13 +60,21 @@ export class FileSecretStore implements SecretStore {
   }
 }
 
+const isTsKey = (key: string): boolean => /Ts$/.test(key);
+const notStrings = (file: string) =>
+  new Error(`secret file ${file} must hold a JSON object of string values (integers or null for …Ts keys)`);
+
 /** Writes a Secret manifest's data to a store, only when it differs from what is stored. */
-export async function writeSecretManifest(store: SecretStore, secret: SecretManifest): Promise<'created' | 'updated' | 'unchanged'> {
+export async function writeSecretManifest(
+  store: SecretStore,
+  secret: SecretManifest,
+): Promise<'created' | 'updated' | 'unchanged'> {
   const ref = refOf(secret);
   const data = secretDataOf(secret);
   const current = await store.get(ref.namespace, ref.name).catch(() => null);
   const keys = Object.keys(data);
-  if (current && keys.length === Object.keys(current).length && keys.every((k) => current[k] === data[k])) return 'unchanged';
+  if (current && keys.length === Object.keys(current).length && keys.every((k) => current[k] === data[k]))
+    return 'unchanged';
   await store.put(ref.namespace, ref.name, data, ref);
   return current ? 'updated' : 'created';
 }

@@ -21,18 +21,36 @@ interface StatusFile {
  * was deleted.
  */
 export class FileStatusStore implements StatusSink {
-  constructor(readonly root: string, private readonly source: string, private readonly log: Logger) {}
+  constructor(
+    readonly root: string,
+    private readonly source: string,
+    private readonly log: Logger,
+  ) {}
 
   private pathOf(ref: ResourceRef): string {
-    if (!isNamespaceName(ref.namespace) || !isObjectName(ref.name)) throw new Error(`invalid name ${ref.namespace}/${ref.name}`);
+    if (!isNamespaceName(ref.namespace) || !isObjectName(ref.name))
+      throw new Error(`invalid name ${ref.namespace}/${ref.name}`);
     return path.join(this.root, ref.namespace, `${ref.kind.toLowerCase()}-${ref.name}.json`);
   }
 
   async report(ref: ResourceRef, status: ResourceStatus): Promise<void> {
-    const body: StatusFile = { apiVersion: API_VERSION, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name }, source: this.source, status };
+    const body: StatusFile = {
+      apiVersion: API_VERSION,
+      kind: ref.kind,
+      metadata: { namespace: ref.namespace, name: ref.name },
+      source: this.source,
+      status,
+    };
     await writeFileAtomic(this.pathOf(ref), JSON.stringify(body, null, 2) + '\n', 0o644);
     const ready = status.conditions.find((c) => c.type === 'Ready');
-    const fields = { kind: ref.kind, namespace: ref.namespace, name: ref.name, ready: ready?.status, reason: ready?.reason, message: ready?.message };
+    const fields = {
+      kind: ref.kind,
+      namespace: ref.namespace,
+      name: ref.name,
+      ready: ready?.status,
+      reason: ready?.reason,
+      message: ready?.message,
+    };
     if (ready?.status === 'True') this.log.info('resource.status', fields);
     else this.log.warn('resource.status', fields);
   }

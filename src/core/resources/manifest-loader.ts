@@ -2,8 +2,13 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, parseAllDocuments } from 'yaml';
 import {
-  refId, refOf, validateManifest,
-  type DomainResource, type MailboxResource, type Manifest, type SecretManifest,
+  refId,
+  refOf,
+  validateManifest,
+  type DomainResource,
+  type MailboxResource,
+  type Manifest,
+  type SecretManifest,
 } from './manifest.schema.js';
 
 /** One refused document: where it is and why, so a user can fix it without guessing. */
@@ -31,7 +36,10 @@ export const formatManifestError = (e: ManifestError): string =>
   (e.document > 0 ? `${e.file}: document ${e.document} (line ${e.line}): ` : `${e.file}: `) + e.message;
 
 /** Parses one multi-document YAML text; a bad document is reported and the others still load. */
-export function parseManifests(text: string, file: string): { manifests: Array<{ manifest: Manifest; document: number; line: number }>; errors: ManifestError[] } {
+export function parseManifests(
+  text: string,
+  file: string,
+): { manifests: Array<{ manifest: Manifest; document: number; line: number }>; errors: ManifestError[] } {
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter, uniqueKeys: true });
   const docs = Array.isArray(parsed) ? parsed : [];
@@ -41,7 +49,12 @@ export function parseManifests(text: string, file: string): { manifests: Array<{
     const document = i + 1;
     const line = lineCounter.linePos(doc.contents?.range[0] ?? doc.range[0]).line;
     if (doc.errors.length > 0) {
-      errors.push({ file, document, line, message: `YAML syntax: ${doc.errors[0]!.message.split('\n')[0]!.replace(/:$/, '')}` });
+      errors.push({
+        file,
+        document,
+        line,
+        message: `YAML syntax: ${doc.errors[0]!.message.split('\n')[0]!.replace(/:$/, '')}`,
+      });
       return;
     }
     const value: unknown = doc.toJS();
@@ -52,7 +65,10 @@ export function parseManifests(text: string, file: string): { manifests: Array<{
       return;
     }
     const meta = (value as { kind?: unknown; metadata?: { name?: unknown } }) ?? {};
-    const label = typeof meta.kind === 'string' && typeof meta.metadata?.name === 'string' ? `${meta.kind} ${meta.metadata.name}: ` : '';
+    const label =
+      typeof meta.kind === 'string' && typeof meta.metadata?.name === 'string'
+        ? `${meta.kind} ${meta.metadata.name}: `
+        : '';
     errors.push({ file, document, line, message: label + result.issues.join('; ') });
   });
   return { manifests, errors };
@@ -98,7 +114,12 @@ export async function loadManifests(target: string): Promise<ManifestSet> {
       const id = refId(refOf(manifest));
       const first = seen.get(id);
       if (first) {
-        set.errors.push({ file, document, line, message: `${id} is already declared in ${first}; this copy is ignored` });
+        set.errors.push({
+          file,
+          document,
+          line,
+          message: `${id} is already declared in ${first}; this copy is ignored`,
+        });
         continue;
       }
       seen.set(id, `${file} document ${document}`);

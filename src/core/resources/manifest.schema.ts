@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { addressSchema, isDomainName, splitAddress } from '../address.js';
+import { mailboxPolicyInputSchema } from '../policy/policy.schemas.js';
 
 /** CONTRACT, Names: API group `mailbox-service.dev`, version `v1alpha1`, kinds Domain and Mailbox. */
 export const API_VERSION = 'mailbox-service.dev/v1alpha1';
@@ -13,46 +14,68 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const isObjectName = (v: string): boolean => v.length <= 253 && DNS_SUBDOMAIN.test(v);
 export const isNamespaceName = (v: string): boolean => v.length <= 63 && DNS_LABEL.test(v);
 
-const objectName = z.string().refine(isObjectName, 'must be a lower-case RFC 1123 name (a-z, 0-9, "-", "."), at most 253 characters');
-const namespaceName = z.string().refine(isNamespaceName, 'must be a lower-case RFC 1123 label (a-z, 0-9, "-"), at most 63 characters');
+const objectName = z
+  .string()
+  .refine(isObjectName, 'must be a lower-case RFC 1123 name (a-z, 0-9, "-", "."), at most 253 characters');
+const namespaceName = z
+  .string()
+  .refine(isNamespaceName, 'must be a lower-case RFC 1123 label (a-z, 0-9, "-"), at most 63 characters');
 // Kubernetes Secret data keys.
-const secretKey = z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/, 'must consist of a-z, A-Z, 0-9, "-", "_" or "."');
+const secretKey = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[-._a-zA-Z0-9]+$/, 'must consist of a-z, A-Z, 0-9, "-", "_" or "."');
 const rateLimit = z.number().int().min(1).max(1_000_000);
 
 /** Unknown metadata (labels, annotations, resourceVersion…) is allowed and dropped. */
-const metadataSchema = z.object({
-  name: objectName,
-  namespace: namespaceName.default(DEFAULT_NAMESPACE),
-  generation: z.number().int().nonnegative().optional(),
-  uid: z.string().max(100).optional(),
-}).refine((m) => m.namespace.length + 1 + m.name.length <= 300, { message: 'namespace/name must be at most 300 characters', path: ['name'] });
+const metadataSchema = z
+  .object({
+    name: objectName,
+    namespace: namespaceName.default(DEFAULT_NAMESPACE),
+    generation: z.number().int().nonnegative().optional(),
+    uid: z.string().max(100).optional(),
+  })
+  .refine((m) => m.namespace.length + 1 + m.name.length <= 300, {
+    message: 'namespace/name must be at most 300 characters',
+    path: ['name'],
+  });
 
 // `spec` is strict: a misspelt field is an error naming it rather than a silently ignored line.
-const domainSpecSchema = z.object({
-  domain: z.string().trim().toLowerCase().refine(isDomainName, 'must be a domain name such as example.test'),
-  tokenSecretName: objectName.optional(),
-  sendRateLimitPerMinute: rateLimit.optional(),
-}).strict();
+const domainSpecSchema = z
+  .object({
+    domain: z.string().trim().toLowerCase().refine(isDomainName, 'must be a domain name such as example.test'),
+    tokenSecretName: objectName.optional(),
+    sendRateLimitPerMinute: rateLimit.optional(),
+  })
+  .strict();
 
-const mailboxSpecSchema = z.object({
-  address: addressSchema,
-  displayName: z.string().trim().max(200).optional(),
-  aliases: z.array(addressSchema).max(100).optional(),
-  passwordSecretRef: z.object({ name: objectName, key: secretKey }).strict().optional(),
-  tokenSecretName: objectName.optional(),
-  sendRateLimitPerMinute: rateLimit.optional(),
-}).strict().superRefine((spec, ctx) => {
-  const domain = splitAddress(spec.address).domain;
-  const seen = new Set<string>();
-  (spec.aliases ?? []).forEach((alias, i) => {
-    // Decision: aliases stay in the mailbox's domain, so a domain token's authority (spec, SMTP
-    // rule 3) and the domain's inbound MX cover them.
-    if (splitAddress(alias).domain !== domain) ctx.addIssue({ code: 'custom', path: ['aliases', i], message: `must be in the mailbox's domain ${domain}` });
-    if (alias === spec.address) ctx.addIssue({ code: 'custom', path: ['aliases', i], message: 'must differ from address' });
-    if (seen.has(alias)) ctx.addIssue({ code: 'custom', path: ['aliases', i], message: `${alias} is listed twice` });
-    seen.add(alias);
+const mailboxSpecSchema = z
+  .object({
+    address: addressSchema,
+    displayName: z.string().trim().max(200).optional(),
+    aliases: z.array(addressSchema).max(100).optional(),
+    passwordSecretRef: z.object({ name: objectName, key: secretKey }).strict().optional(),
+    tokenSecretName: objectName.optional(),
+    sendRateLimitPerMinute: rateLimit.optional(),
+    /** Outbound policy (docs/api.md, "Outbound policy"); when given, the manifest owns it. */
+    policy: mailboxPolicyInputSchema.optional(),
+  })
+  .strict()
+  .superRefine((spec, ctx) => {
+    const domain = splitAddress(spec.address).domain;
+    const seen = new Set<string>();
+    (spec.aliases ?? []).forEach((alias, i) => {
+      // Decision: aliases stay in the mailbox's domain, so a domain token's authority (spec, SMTP
+      // rule 3) and the domain's inbound MX cover them.
+      if (splitAddress(alias).domain !== domain)
+        ctx.addIssue({ code: 'custom', path: ['aliases', i], message: `must be in the mailbox's domain ${domain}` });
+      if (alias === spec.address)
+        ctx.addIssue({ code: 'custom', path: ['aliases', i], message: 'must differ from address' });
+      if (seen.has(alias)) ctx.addIssue({ code: 'custom', path: ['aliases', i], message: `${alias} is listed twice` });
+      seen.add(alias);
+    });
   });
-});
 
 // Top level is not strict: objects read from Kubernetes carry `status` and other fields.
 export const domainResourceSchema = z.object({
@@ -97,7 +120,12 @@ export interface ResourceRef {
   readonly uid?: string | undefined;
 }
 
-export const refOf = (m: Manifest): ResourceRef => ({ kind: m.kind, namespace: m.metadata.namespace, name: m.metadata.name, uid: m.metadata.uid });
+export const refOf = (m: Manifest): ResourceRef => ({
+  kind: m.kind,
+  namespace: m.metadata.namespace,
+  name: m.metadata.name,
+  uid: m.metadata.uid,
+});
 /** `domain.resource_key` / `mailbox.resource_key`: `<namespace>/<name>`. */
 export const resourceKeyOf = (ref: Pick<ResourceRef, 'namespace' | 'name'>): string => `${ref.namespace}/${ref.name}`;
 /** Unique across kinds; used for queues, logs and status. */
@@ -115,14 +143,24 @@ export function secretDataOf(s: SecretManifest): Record<string, string> {
   return { ...out, ...(s.stringData ?? {}) };
 }
 
-const schemaByKind = { Domain: domainResourceSchema, Mailbox: mailboxResourceSchema, Secret: secretManifestSchema } as const;
+const schemaByKind = {
+  Domain: domainResourceSchema,
+  Mailbox: mailboxResourceSchema,
+  Secret: secretManifestSchema,
+} as const;
 
 /** Validates one decoded document. Returns the manifest or the issues, each naming its field. */
 export function validateManifest(doc: unknown): { ok: true; manifest: Manifest } | { ok: false; issues: string[] } {
   const obj = (doc ?? {}) as { apiVersion?: unknown; kind?: unknown };
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { ok: false, issues: ['a manifest must be a YAML mapping'] };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    return { ok: false, issues: ['a manifest must be a YAML mapping'] };
   if (typeof obj.kind !== 'string' || !Object.hasOwn(schemaByKind, obj.kind)) {
-    return { ok: false, issues: [`kind: ${JSON.stringify(obj.kind ?? null)} is not supported (Domain and Mailbox of ${API_VERSION}, or v1 Secret)`] };
+    return {
+      ok: false,
+      issues: [
+        `kind: ${JSON.stringify(obj.kind ?? null)} is not supported (Domain and Mailbox of ${API_VERSION}, or v1 Secret)`,
+      ],
+    };
   }
   const parsed = schemaByKind[obj.kind as ResourceKind].safeParse(doc);
   if (parsed.success) return { ok: true, manifest: parsed.data };
@@ -130,5 +168,10 @@ export function validateManifest(doc: unknown): { ok: true; manifest: Manifest }
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)), '') || '(document)';
+  return (
+    path.reduce<string>(
+      (acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)),
+      '',
+    ) || '(document)'
+  );
 }

@@ -4,11 +4,17 @@
  * with backoff, so a condition that clears by itself (the Domain appears) heals without a touch.
  */
 export class NotReadyError extends Error {
-  constructor(readonly reason: string, message: string) {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'NotReadyError';
   }
 }
 
 /** A problem that does not stop the rest of the resource converging (one alias, the password). */
-export interface Problem { reason: string; message: string }
+export interface Problem {
+  reason: string;
+  message: string;
+}

@@ -46,7 +46,12 @@ export interface ResourceStatus {
 }
 
 /** Where and what to publish so receivers can verify the domain's DKIM signatures (RFC 6376 §3.6.2.1). */
-export interface DkimStatus { selector: string; name: string; type: 'TXT'; value: string }
+export interface DkimStatus {
+  selector: string;
+  name: string;
+  type: 'TXT';
+  value: string;
+}
 
 /** Where status goes: the status subresource in Kubernetes, a JSON file otherwise. */
 export interface StatusSink {

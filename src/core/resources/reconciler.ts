@@ -2,11 +2,21 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { isAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../time.js';
-import type { TokenService } from '../tokens/token.service.js';
+import type { TokenGovernance } from '../tokens/token-governance.js';
+import type { TokenMinter } from '../tokens/token-minter.js';
 import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES } from '../tokens/scopes.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
+import { PASSWORD_LENGTH, passwordSchema } from '../mailboxes/mailbox.schemas.js';
 import { sql, type Database, type Sql } from '../../storage/database.js';
-import { refOf, resourceKeyOf, tokenSecretNameOf, type DeclaredResource, type DomainResource, type MailboxResource, type ResourceRef } from './manifest.schema.js';
+import {
+  refOf,
+  resourceKeyOf,
+  tokenSecretNameOf,
+  type DeclaredResource,
+  type DomainResource,
+  type MailboxResource,
+  type ResourceRef,
+} from './manifest.schema.js';
 import type { DkimStatus, ReconcileResult, SecretStore, StatusSink } from './ports.js';
 import { keepOrMintToken, sameSecret, type TokenOwner } from './resource-token.js';
 import { convergeDomainRow, type RowOutcome } from './domain-converge.js';
@@ -16,7 +26,8 @@ import { StatusReporter } from './status-reporter.js';
 
 export interface ReconcilerDeps {
   db: Database;
-  tokens: TokenService;
+  tokens: TokenGovernance;
+  minter: TokenMinter;
   clock: Clock;
   log: Logger;
   secrets: SecretStore;
@@ -27,10 +38,6 @@ export interface ReconcilerDeps {
   /** DKIM records for Domain status (the key is generated on first use); absent: no dkim in status. */
   dkim?: { record(domainId: string): Promise<DkimStatus> };
 }
-
-/** Same rule as POST /api/domain/mailboxes/{id}/password (setPasswordInputSchema). */
-const MIN_PASSWORD = 8;
-const MAX_PASSWORD = 1024;
 
 /**
  * The reconcile core for Domain and Mailbox resources. Level-triggered and idempotent: each
@@ -50,7 +57,13 @@ export class ResourceReconciler {
   async reconcileDomain(res: DomainResource): Promise<ReconcileResult> {
     return this.run(res, async (trx) => {
       const { domainId, outcome } = await convergeDomainRow(trx, res, this.deps.clock.now());
-      const token = await this.ensureTokenSecret(trx, res, { kind: 'domain', domainId, mailboxId: null, scopes: DOMAIN_TOKEN_SCOPES, ttlMs: this.deps.domainTokenTtlMs });
+      const token = await this.ensureTokenSecret(trx, res, {
+        kind: 'domain',
+        domainId,
+        mailboxId: null,
+        scopes: DOMAIN_TOKEN_SCOPES,
+        ttlMs: this.deps.domainTokenTtlMs,
+      });
       return { outcome: bump(outcome, token), problems: [], domainId, message: `domain ${res.spec.domain} is ready` };
     });
   }
@@ -60,17 +73,31 @@ export class ResourceReconciler {
       const rows = await convergeMailboxRows(trx, res, this.deps.clock.now());
       const { mailbox } = rows;
       const password = await this.convergePassword(trx, res, mailbox);
-      const token = await this.ensureTokenSecret(trx, res, { kind: 'mailbox', domainId: mailbox.domain_id, mailboxId: mailbox.id, scopes: MAILBOX_TOKEN_SCOPES, ttlMs: this.deps.mailboxTokenTtlMs });
+      const token = await this.ensureTokenSecret(trx, res, {
+        kind: 'mailbox',
+        domainId: mailbox.domain_id,
+        mailboxId: mailbox.id,
+        scopes: MAILBOX_TOKEN_SCOPES,
+        ttlMs: this.deps.mailboxTokenTtlMs,
+      });
       const problems = [...rows.problems, ...(typeof password === 'object' ? [password] : [])];
-      return { outcome: bump(bump(rows.outcome, password === true), token), problems, domainId: mailbox.domain_id, mailboxId: mailbox.id, message: `mailbox ${mailbox.address} is ready` };
+      return {
+        outcome: bump(bump(rows.outcome, password === true), token),
+        problems,
+        domainId: mailbox.domain_id,
+        mailboxId: mailbox.id,
+        message: `mailbox ${mailbox.address} is ready`,
+      };
     });
   }
 
   /** The Domain resource is gone: disable the domain and its domain tokens (rows are kept). */
   async deleteDomain(ref: ResourceRef, opts: { tokenSecretName?: string | undefined } = {}): Promise<ReconcileResult> {
     return this.runDelete(ref, opts, async (trx, now) => {
-      const row = (await sql<{ id: string }>`update domain set disabled_at = ${now}
-        where resource_key = ${resourceKeyOf(ref)} and disabled_at is null returning id`.execute(trx)).rows[0];
+      const row = (
+        await sql<{ id: string }>`update domain set disabled_at = ${now}
+        where resource_key = ${resourceKeyOf(ref)} and disabled_at is null returning id`.execute(trx)
+      ).rows[0];
       if (row) await this.deps.tokens.disableAll(trx, { domainId: row.id, kind: 'domain' });
       return row !== undefined;
     });
@@ -79,8 +106,10 @@ export class ResourceReconciler {
   /** The Mailbox resource is gone: disable the mailbox, its tokens, aliases and identities. */
   async deleteMailbox(ref: ResourceRef, opts: { tokenSecretName?: string | undefined } = {}): Promise<ReconcileResult> {
     return this.runDelete(ref, opts, async (trx, now) => {
-      const row = (await sql<{ id: string }>`update mailbox set disabled_at = ${now}
-        where resource_key = ${resourceKeyOf(ref)} and disabled_at is null returning id`.execute(trx)).rows[0];
+      const row = (
+        await sql<{ id: string }>`update mailbox set disabled_at = ${now}
+        where resource_key = ${resourceKeyOf(ref)} and disabled_at is null returning id`.execute(trx)
+      ).rows[0];
       if (!row) return false;
       await this.deps.tokens.disableAll(trx, { mailboxId: row.id });
       await deactivateAddresses(trx, row.id, 'all');
@@ -90,7 +119,9 @@ export class ResourceReconciler {
 
   private async run(
     res: DeclaredResource,
-    converge: (trx: Sql) => Promise<{ outcome: RowOutcome; problems: Problem[]; message: string; domainId?: string; mailboxId?: string }>,
+    converge: (
+      trx: Sql,
+    ) => Promise<{ outcome: RowOutcome; problems: Problem[]; message: string; domainId?: string; mailboxId?: string }>,
   ): Promise<ReconcileResult> {
     const ref = refOf(res);
     const ids: { domainId?: string; mailboxId?: string; dkim?: DkimStatus } = {};
@@ -109,7 +140,14 @@ export class ResourceReconciler {
       }
       const problem = done.problems[0];
       result = problem
-        ? { ref, outcome: done.outcome, ready: false, reason: problem.reason, message: done.problems.map((p) => p.message).join('; '), ...ids }
+        ? {
+            ref,
+            outcome: done.outcome,
+            ready: false,
+            reason: problem.reason,
+            message: done.problems.map((p) => p.message).join('; '),
+            ...ids,
+          }
         : { ref, outcome: done.outcome, ready: true, reason: 'Reconciled', message: done.message, ...ids };
     } catch (err) {
       result = { ref, outcome: 'failed', ready: false, ...describeFailure(err) };
@@ -119,7 +157,11 @@ export class ResourceReconciler {
     return result;
   }
 
-  private async runDelete(ref: ResourceRef, opts: { tokenSecretName?: string | undefined }, disable: (trx: Sql, now: Date) => Promise<boolean>): Promise<ReconcileResult> {
+  private async runDelete(
+    ref: ResourceRef,
+    opts: { tokenSecretName?: string | undefined },
+    disable: (trx: Sql, now: Date) => Promise<boolean>,
+  ): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
       const changed = await this.deps.db.tx(async (trx) => {
@@ -127,7 +169,13 @@ export class ResourceReconciler {
         return disable(trx, this.deps.clock.now());
       });
       if (opts.tokenSecretName) await this.deps.secrets.delete?.(ref.namespace, opts.tokenSecretName);
-      result = { ref, outcome: changed ? 'deleted' : 'unchanged', ready: false, reason: 'Deleted', message: 'the resource was deleted; what it created is disabled' };
+      result = {
+        ref,
+        outcome: changed ? 'deleted' : 'unchanged',
+        ready: false,
+        reason: 'Deleted',
+        message: 'the resource was deleted; what it created is disabled',
+      };
     } catch (err) {
       result = { ref, outcome: 'failed', ready: false, ...describeFailure(err) };
     }
@@ -137,15 +185,32 @@ export class ResourceReconciler {
   }
 
   /** Writes the token secret when its token had to be (re)minted or its content drifted; true when written. */
-  private async ensureTokenSecret(trx: Sql, res: DeclaredResource, owner: Omit<TokenOwner, 'resourceKey'>): Promise<boolean> {
+  private async ensureTokenSecret(
+    trx: Sql,
+    res: DeclaredResource,
+    owner: Omit<TokenOwner, 'resourceKey'>,
+  ): Promise<boolean> {
     const ref = refOf(res);
     const secretName = tokenSecretNameOf(res);
     const held = await this.deps.secrets.get(ref.namespace, secretName);
-    const { data, minted } = await keepOrMintToken(trx, this.deps.tokens, this.deps.clock, { ...owner, resourceKey: resourceKeyOf(ref) }, held);
+    const { data, minted } = await keepOrMintToken(
+      trx,
+      this.deps.minter,
+      this.deps.clock,
+      { ...owner, resourceKey: resourceKeyOf(ref) },
+      held,
+    );
     if (sameSecret(held, data)) return false;
     // Inside the transaction: if the write fails, the new token is rolled back with it.
     await this.deps.secrets.put(ref.namespace, secretName, { ...data }, ref);
-    this.deps.log.info('resource.token_secret_written', { kind: ref.kind, namespace: ref.namespace, name: ref.name, secret: secretName, tokenId: data.tokenId, minted });
+    this.deps.log.info('resource.token_secret_written', {
+      kind: ref.kind,
+      namespace: ref.namespace,
+      name: ref.name,
+      secret: secretName,
+      tokenId: data.tokenId,
+      minted,
+    });
     return true;
   }
 
@@ -160,10 +225,17 @@ export class ResourceReconciler {
     const data = await this.deps.secrets.get(res.metadata.namespace, secretRef.name);
     const value = data?.[secretRef.key];
     if (value === undefined) {
-      return { reason: 'SecretNotFound', message: `password secret ${res.metadata.namespace}/${secretRef.name} ${data ? `has no key ${secretRef.key}` : 'does not exist'}` };
+      return {
+        reason: 'SecretNotFound',
+        message: `password secret ${res.metadata.namespace}/${secretRef.name} ${data ? `has no key ${secretRef.key}` : 'does not exist'}`,
+      };
     }
-    if (value.length < MIN_PASSWORD || value.length > MAX_PASSWORD) {
-      return { reason: 'PasswordInvalid', message: `the password in secret ${secretRef.name} must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters` };
+    // The rule of POST /api/domain/mailboxes/{id}/password (mailbox.schemas.ts).
+    if (!passwordSchema.safeParse(value).success) {
+      return {
+        reason: 'PasswordInvalid',
+        message: `the password in secret ${secretRef.name} must be ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters`,
+      };
     }
     const fingerprint = createHmac('sha256', this.fingerprintKey).update(value).digest('hex');
     const applied = this.appliedPasswords.get(mailbox.id);
@@ -179,8 +251,16 @@ export class ResourceReconciler {
   }
 
   private logResult(r: ReconcileResult): void {
-    const fields = { kind: r.ref.kind, namespace: r.ref.namespace, name: r.ref.name, outcome: r.outcome, reason: r.reason, message: r.message };
-    if (r.outcome === 'failed' && r.reason === 'ReconcileError') this.deps.log.error('resource.reconcile_failed', fields);
+    const fields = {
+      kind: r.ref.kind,
+      namespace: r.ref.namespace,
+      name: r.ref.name,
+      outcome: r.outcome,
+      reason: r.reason,
+      message: r.message,
+    };
+    if (r.outcome === 'failed' && r.reason === 'ReconcileError')
+      this.deps.log.error('resource.reconcile_failed', fields);
     else if (r.outcome === 'deleted') this.deps.log.info('resource.deleted', fields);
     else if (!r.ready && r.reason !== 'Deleted') this.deps.log.warn('resource.not_ready', fields);
     else if (r.outcome !== 'unchanged') this.deps.log.info('resource.reconciled', fields);
@@ -190,10 +270,13 @@ export class ResourceReconciler {
 
 /** Serialises reconciles of one resource across processes (two replicas reading one directory). */
 async function lockResource(trx: Sql, ref: ResourceRef): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`mailbox-service/${ref.kind}/${resourceKeyOf(ref)}`}, 0))`.execute(trx);
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`mailbox-service/${ref.kind}/${resourceKeyOf(ref)}`}, 0))`.execute(
+    trx,
+  );
 }
 
-const bump = (outcome: RowOutcome, changed: boolean): RowOutcome => (outcome === 'unchanged' && changed ? 'updated' : outcome);
+const bump = (outcome: RowOutcome, changed: boolean): RowOutcome =>
+  outcome === 'unchanged' && changed ? 'updated' : outcome;
 
 function describeFailure(err: unknown): { reason: string; message: string } {
   if (err instanceof NotReadyError) return { reason: err.reason, message: err.message };

@@ -9,16 +9,32 @@ import { ResourceReconciler } from './reconciler.js';
 import type { SecretStore, StatusSink } from './ports.js';
 
 /** The reconciler wired to the core services; the operator calls this with its Kubernetes stores. */
-export function createReconciler(services: Pick<Services, 'db' | 'tokens' | 'clock' | 'log' | 'config'> & Partial<Pick<Services, 'transport'>>, secrets: SecretStore, status: StatusSink): ResourceReconciler {
+export function createReconciler(
+  services: Pick<Services, 'db' | 'tokens' | 'tokenMinter' | 'clock' | 'log' | 'config'> &
+    Partial<Pick<Services, 'transport'>>,
+  secrets: SecretStore,
+  status: StatusSink,
+): ResourceReconciler {
   return new ResourceReconciler({
     ...(services.transport ? { dkim: services.transport.dkim } : {}),
-    db: services.db, tokens: services.tokens, clock: services.clock, log: services.log, secrets, status,
-    domainTokenTtlMs: services.config.TOKEN_DEFAULT_TTL, mailboxTokenTtlMs: services.config.BOOTSTRAP_TOKEN_TTL,
+    db: services.db,
+    tokens: services.tokens,
+    minter: services.tokenMinter,
+    clock: services.clock,
+    log: services.log,
+    secrets,
+    status,
+    domainTokenTtlMs: services.config.TOKEN_DEFAULT_TTL,
+    mailboxTokenTtlMs: services.config.BOOTSTRAP_TOKEN_TTL,
   });
 }
 
 /** The file stores under the data dir (CONTRACT: `<data dir>/secrets/<namespace>/<name>.json`). */
-export function fileStores(dataDir: string, source: string, log: Logger): { secrets: FileSecretStore; status: FileStatusStore } {
+export function fileStores(
+  dataDir: string,
+  source: string,
+  log: Logger,
+): { secrets: FileSecretStore; status: FileStatusStore } {
   return {
     secrets: new FileSecretStore(path.join(dataDir, 'secrets')),
     status: new FileStatusStore(path.join(dataDir, 'status'), source, log),
@@ -34,7 +50,11 @@ export interface ResourceDirectoryOptions extends Partial<ControllerOptions> {
  * Applies manifests from MAILBOX_RESOURCES_DIR at start (resolves once that first pass is done;
  * failures are logged and retried, never thrown) and again whenever something changes.
  */
-export async function startResourceDirectory(services: Services, dir: string, options: ResourceDirectoryOptions = {}): Promise<{ stop(): Promise<void> }> {
+export async function startResourceDirectory(
+  services: Services,
+  dir: string,
+  options: ResourceDirectoryOptions = {},
+): Promise<{ stop(): Promise<void> }> {
   const { secrets, status } = fileStores(services.config.dataDir, `dir:${dir}`, services.log);
   const reconciler = createReconciler(services, secrets, status);
   const source = new DirectorySource(dir, secrets, status, services.log, { debounceMs: options.debounceMs ?? 200 });

@@ -1,11 +1,15 @@
 import type { Clock } from '../time.js';
-import type { TokenService } from '../tokens/token.service.js';
+import type { TokenMinter } from '../tokens/token-minter.js';
 import type { Scope, TokenKind } from '../tokens/scopes.js';
 import { hashToken } from '../tokens/token-format.js';
 import { sql, type Sql } from '../../storage/database.js';
 
 /** The keys of a token secret (CONTRACT): the same for a Domain's and a Mailbox's secret. */
-export interface TokenSecretData { accessToken: string; tokenId: string; expiresAtTs: string }
+export interface TokenSecretData {
+  accessToken: string;
+  tokenId: string;
+  expiresAtTs: string;
+}
 
 export interface TokenOwner {
   kind: TokenKind;
@@ -32,34 +36,67 @@ export const resourceTokenName = (key: string): string => `resource:${key}`.slic
  * have time to pick up the new one. Runs inside the caller's transaction.
  */
 export async function keepOrMintToken(
-  trx: Sql, tokens: TokenService, clock: Clock, owner: TokenOwner, held: Record<string, string> | null,
+  trx: Sql,
+  minter: TokenMinter,
+  clock: Clock,
+  owner: TokenOwner,
+  held: Record<string, string> | null,
 ): Promise<{ data: TokenSecretData; minted: boolean }> {
   const now = clock.now();
-  const current = held?.tokenId && held.accessToken ? await findUsable(trx, owner, held.tokenId, held.accessToken, now) : undefined;
+  const current =
+    held?.tokenId && held.accessToken ? await findUsable(trx, owner, held.tokenId, held.accessToken, now) : undefined;
   if (current && current.remainingMs > owner.ttlMs * RENEW_WHEN_REMAINING) {
-    return { data: { accessToken: held!.accessToken!, tokenId: current.id, expiresAtTs: current.expiresAtTs }, minted: false };
+    return {
+      data: { accessToken: held!.accessToken!, tokenId: current.id, expiresAtTs: current.expiresAtTs },
+      minted: false,
+    };
   }
-  const created = await tokens.mint(trx, {
-    kind: owner.kind, domainId: owner.domainId, mailboxId: owner.mailboxId, name: resourceTokenName(owner.resourceKey),
-    scopes: owner.scopes, expiresAt: new Date(now.getTime() + owner.ttlMs), createdSource: 'resource', parentTokenId: null,
+  const created = await minter.mint(trx, {
+    kind: owner.kind,
+    domainId: owner.domainId,
+    mailboxId: owner.mailboxId,
+    name: resourceTokenName(owner.resourceKey),
+    scopes: owner.scopes,
+    expiresAt: new Date(now.getTime() + owner.ttlMs),
+    createdSource: 'resource',
+    parentTokenId: null,
   });
-  return { data: { accessToken: created.accessToken, tokenId: created.tokenId, expiresAtTs: String(created.expiresAtTs) }, minted: true };
+  return {
+    data: { accessToken: created.accessToken, tokenId: created.tokenId, expiresAtTs: String(created.expiresAtTs) },
+    minted: true,
+  };
 }
 
-const ownerClause = (owner: TokenOwner) => (owner.mailboxId === null ? sql`mailbox_id is null` : sql`mailbox_id = ${owner.mailboxId}`);
+const ownerClause = (owner: TokenOwner) =>
+  owner.mailboxId === null ? sql`mailbox_id is null` : sql`mailbox_id = ${owner.mailboxId}`;
 
 /** The held token when it authenticates for this owner with every wanted scope. */
 async function findUsable(trx: Sql, owner: TokenOwner, tokenId: string, plaintext: string, now: Date) {
-  const row = (await sql<{ id: string; expires_at: string | null; scopes: string[] }>`select id, expires_at, scopes from access_token
+  const row = (
+    await sql<{
+      id: string;
+      expires_at: string | null;
+      scopes: string[];
+    }>`select id, expires_at, scopes from access_token
     where id = ${tokenId} and token_hash = ${hashToken(plaintext)} and kind = ${owner.kind} and domain_id = ${owner.domainId}
-      and ${ownerClause(owner)} and disabled_at is null`.execute(trx)).rows[0];
+      and ${ownerClause(owner)} and disabled_at is null`.execute(trx)
+  ).rows[0];
   if (!row || !owner.scopes.every((s) => row.scopes.includes(s))) return undefined;
   const expiresAt = row.expires_at === null ? Infinity : new Date(row.expires_at).getTime();
   if (expiresAt <= now.getTime()) return undefined;
-  return { id: row.id, remainingMs: expiresAt - now.getTime(), expiresAtTs: row.expires_at === null ? '' : String(expiresAt) };
+  return {
+    id: row.id,
+    remainingMs: expiresAt - now.getTime(),
+    expiresAtTs: row.expires_at === null ? '' : String(expiresAt),
+  };
 }
 
 /** True when the stored secret already holds exactly `data` (so it is not rewritten). */
 export function sameSecret(held: Record<string, string> | null, data: TokenSecretData): boolean {
-  return held !== null && held.accessToken === data.accessToken && held.tokenId === data.tokenId && held.expiresAtTs === data.expiresAtTs;
+  return (
+    held !== null &&
+    held.accessToken === data.accessToken &&
+    held.tokenId === data.tokenId &&
+    held.expiresAtTs === data.expiresAtTs
+  );
 }

@@ -11,17 +11,32 @@ import type { Condition, ReconcileResult, ResourceStatus, StatusSink } from './p
 export class StatusReporter {
   private readonly last = new Map<string, ResourceStatus>();
 
-  constructor(private readonly sink: StatusSink, private readonly clock: Clock, private readonly log: Logger) {}
+  constructor(
+    private readonly sink: StatusSink,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
 
-  async report(ref: ResourceRef, generation: number | null, result: ReconcileResult, tokenSecretName: string): Promise<void> {
+  async report(
+    ref: ResourceRef,
+    generation: number | null,
+    result: ReconcileResult,
+    tokenSecretName: string,
+  ): Promise<void> {
     const id = refId(ref);
     try {
       const previous = this.last.get(id) ?? (await this.sink.read?.(ref)) ?? null;
       const before = previous?.conditions.find((c) => c.type === 'Ready');
       const status = result.ready ? 'True' : 'False';
       const ready: Condition = {
-        type: 'Ready', status, reason: result.reason, message: result.message,
-        lastTransitionTime: before && before.status === status && before.reason === result.reason ? before.lastTransitionTime : this.clock.now().toISOString(),
+        type: 'Ready',
+        status,
+        reason: result.reason,
+        message: result.message,
+        lastTransitionTime:
+          before && before.status === status && before.reason === result.reason
+            ? before.lastTransitionTime
+            : this.clock.now().toISOString(),
       };
       const next: ResourceStatus = {
         observedGeneration: generation,

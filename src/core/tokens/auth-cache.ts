@@ -10,7 +10,10 @@ import type { Principal } from '../auth/principal.js';
 export class AuthCache {
   private readonly entries = new Map<string, { principal: Principal; storedAt: number }>();
 
-  constructor(private readonly ttlMs: number, private readonly maxEntries = 10_000) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
 
   get(hash: string): Principal | undefined {
     if (this.ttlMs <= 0) return undefined;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { scopeSchema } from './scopes.js';
+import { SCOPES, scopeSchema } from './scopes.js';
+import { tokenPolicySchema, tokenPolicyViewSchema } from '../policy/policy.schemas.js';
 
 // Wire shapes of the token governance calls (CONTRACT, Wire format). The HTTP routes validate
 // with the input schemas and document the output schemas in OpenAPI; MCP can reuse both.
@@ -10,12 +11,16 @@ export const MAX_TS = 8_640_000_000_000_000;
 const ts = z.number().int();
 const tsOrNull = ts.nullable();
 
-export const createTokenInputSchema = z.object({
-  tokenName: z.string().trim().min(1).max(200),
-  scopes: z.array(scopeSchema).min(1).max(6),
-  // Unix ms; beyond MAX_TS a Date is invalid and would reach the database as garbage.
-  expiresAtTs: z.number().int().positive().max(MAX_TS).optional().nullable(),
-}).strict();
+export const createTokenInputSchema = z
+  .object({
+    tokenName: z.string().trim().min(1).max(200),
+    scopes: z.array(scopeSchema).min(1).max(SCOPES.length),
+    // Unix ms; beyond MAX_TS a Date is invalid and would reach the database as garbage.
+    expiresAtTs: z.number().int().positive().max(MAX_TS).optional().nullable(),
+    /** Narrows the outbound policy for this token and its children (docs/api.md, "Token policy"). */
+    policy: tokenPolicySchema.optional().nullable(),
+  })
+  .strict();
 export type CreateTokenInput = z.infer<typeof createTokenInputSchema>;
 
 /** An opaque id in a path (token, mailbox); unknown ids are 404, absurdly long ones 400 (as for messages). */
@@ -25,14 +30,30 @@ export const domainMailboxParamsSchema = z.object({ mailboxId: idParam });
 export const domainTokenParamsSchema = z.object({ mailboxId: idParam, tokenId: idParam });
 
 export const tokenRecordSchema = z.object({
-  tokenId: z.string(), tokenName: z.string(), tokenPrefix: z.string(), scopes: z.array(scopeSchema), createdSource: z.string(),
-  expiresAtTs: tsOrNull, disabledAtTs: tsOrNull, lastUsedAtTs: tsOrNull, lastUsedRemoteIp: z.string().nullable(),
-  canRevealPlaintext: z.boolean(), createdAtTs: ts,
+  tokenId: z.string(),
+  tokenName: z.string(),
+  tokenPrefix: z.string(),
+  scopes: z.array(scopeSchema),
+  createdSource: z.string(),
+  expiresAtTs: tsOrNull,
+  disabledAtTs: tsOrNull,
+  lastUsedAtTs: tsOrNull,
+  lastUsedRemoteIp: z.string().nullable(),
+  canRevealPlaintext: z.boolean(),
+  createdAtTs: ts,
+  policy: tokenPolicyViewSchema,
 });
 
 export const tokenCreatedSchema = z.object({
-  tokenId: z.string(), tokenName: z.string(), tokenPrefix: z.string(), scopes: z.array(scopeSchema), createdSource: z.string(),
-  accessToken: z.string(), expiresAtTs: tsOrNull, createdAtTs: ts,
+  tokenId: z.string(),
+  tokenName: z.string(),
+  tokenPrefix: z.string(),
+  scopes: z.array(scopeSchema),
+  createdSource: z.string(),
+  accessToken: z.string(),
+  expiresAtTs: tsOrNull,
+  createdAtTs: ts,
+  policy: tokenPolicyViewSchema,
 });
 
 export const tokenRevealedSchema = z.object({ tokenId: z.string(), accessToken: z.string() });

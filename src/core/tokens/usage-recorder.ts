@@ -8,7 +8,10 @@ export class UsageRecorder {
   private pending = new Map<string, { at: Date; ip: string | null }>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: Database, private readonly intervalMs = 5000) {}
+  constructor(
+    private readonly db: Database,
+    private readonly intervalMs = 5000,
+  ) {}
 
   record(tokenId: string, ip: string | null, at = new Date()): void {
     this.pending.set(tokenId, { at, ip });

@@ -20,7 +20,11 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.root, key);
   }
 
-  async put(key: string, source: Readable | Buffer, maxBytes = Infinity): Promise<{ sizeBytes: number; sha256: string }> {
+  async put(
+    key: string,
+    source: Readable | Buffer,
+    maxBytes = Infinity,
+  ): Promise<{ sizeBytes: number; sha256: string }> {
     const target = this.file(key);
     await mkdir(path.dirname(target), { recursive: true });
     const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;

@@ -8,7 +8,11 @@ import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js
 export class PgBlobStore implements BlobStore {
   constructor(private readonly db: Database) {}
 
-  async put(key: string, source: Readable | Buffer, maxBytes = Infinity): Promise<{ sizeBytes: number; sha256: string }> {
+  async put(
+    key: string,
+    source: Readable | Buffer,
+    maxBytes = Infinity,
+  ): Promise<{ sizeBytes: number; sha256: string }> {
     const chunks: Buffer[] = [];
     let size = 0;
     if (Buffer.isBuffer(source)) {

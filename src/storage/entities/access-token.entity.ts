@@ -20,6 +20,8 @@ export const AccessTokenEntity = defineEntity({
     scopes: p.array(),
     createdSource: p.string().length(32),
     parentTokenId: p.string().length(40).nullable(),
+    /** The token's own policy narrowing, given on creation; null: inherits. */
+    policy: p.json().nullable(),
     expiresAt: p.datetime(3).nullable(),
     disabledAt: p.datetime(3).nullable(),
     lastUsedAt: p.datetime(3).nullable(),

@@ -4,6 +4,7 @@ export { AccessTokenEntity } from './access-token.entity.js';
 export { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
 export { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
 export { DkimKeyEntity } from './dkim-key.entity.js';
+export { AuditEntryEntity } from './audit-entry.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
@@ -11,9 +12,21 @@ import { AccessTokenEntity } from './access-token.entity.js';
 import { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
 import { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
 import { DkimKeyEntity } from './dkim-key.entity.js';
+import { AuditEntryEntity } from './audit-entry.entity.js';
 
 export const allEntities = [
-  DomainEntity, MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, AccessTokenEntity,
-  ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity,
-  OutboxJobEntity, MailboxEventEntity, BlobEntity, DkimKeyEntity,
+  DomainEntity,
+  MailboxEntity,
+  MailboxAliasEntity,
+  SenderIdentityEntity,
+  AccessTokenEntity,
+  ThreadEntity,
+  MessageEntity,
+  MessageRecipientEntity,
+  AttachmentEntity,
+  OutboxJobEntity,
+  MailboxEventEntity,
+  BlobEntity,
+  DkimKeyEntity,
+  AuditEntryEntity,
 ];

@@ -18,6 +18,8 @@ export const MailboxEntity = defineEntity({
     notes: p.text().nullable(),
     passwordHash: p.string().length(300).nullable(),
     sendRateLimitPerMinute: p.integer().nullable(),
+    /** Outbound policy (docs/api.md); null: the defaults. */
+    policy: p.json().nullable(),
     resourceKey: p.string().length(300).nullable().unique(),
     eventSeq: p.bigint('number').default(0),
     inboundCount: p.bigint('number').default(0),

@@ -22,12 +22,24 @@ export const MessageEntity = defineEntity({
   name: 'Message',
   tableName: 'message',
   indexes: [
-    { name: 'message_list_idx', expression: 'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null' },
-    { name: 'message_list_dir_idx', expression: 'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null' },
+    {
+      name: 'message_list_idx',
+      expression:
+        'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null',
+    },
+    {
+      name: 'message_list_dir_idx',
+      expression:
+        'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null',
+    },
     { name: 'message_thread_idx', properties: ['thread', 'createdAt'] },
     { name: 'message_internet_id_idx', properties: ['mailbox', 'internetMessageId'] },
     // The storage sweeper asks whether any row names a blob (migration 20261220000000).
-    { name: 'message_raw_blob_key_idx', expression: 'create index "message_raw_blob_key_idx" on "message" ("raw_blob_key") where "raw_blob_key" is not null' },
+    {
+      name: 'message_raw_blob_key_idx',
+      expression:
+        'create index "message_raw_blob_key_idx" on "message" ("raw_blob_key") where "raw_blob_key" is not null',
+    },
   ],
   uniques: [{ name: 'message_idempotency_uq', properties: ['mailbox', 'idempotencyKey'] }],
   properties: {
@@ -57,6 +69,12 @@ export const MessageEntity = defineEntity({
     idempotencyKey: p.string().length(200).nullable(),
     requestHash: p.string().length(64).nullable(),
     authResults: p.json().nullable(),
+    /** Outbound held by the approval gate: pending, approved, rejected or expired; null when never held. */
+    approvalStatus: p.string().length(16).nullable(),
+    approvalDecidedAt: p.datetime(3).nullable(),
+    approvalDecidedBy: p.string().length(40).nullable(),
+    /** RFC 3834 Auto-Submitted value the composed message carries (HTTP/MCP mail under the loop guard). */
+    autoSubmitted: p.string().length(32).nullable(),
     createdAt: p.datetime(3),
     receivedAt: p.datetime(3).nullable(),
     sentAt: p.datetime(3).nullable(),
@@ -87,7 +105,10 @@ export const AttachmentEntity = defineEntity({
   // For the storage sweeper: blob references, and unclaimed uploads past UPLOAD_TTL.
   indexes: [
     { name: 'attachment_blob_key_idx', properties: ['blobKey'] },
-    { name: 'attachment_unclaimed_idx', expression: 'create index "attachment_unclaimed_idx" on "attachment" ("created_at") where "message_id" is null' },
+    {
+      name: 'attachment_unclaimed_idx',
+      expression: 'create index "attachment_unclaimed_idx" on "attachment" ("created_at") where "message_id" is null',
+    },
   ],
   properties: {
     id: p.string().primary().length(40),

@@ -10,7 +10,12 @@ import { MessageEntity } from './message.entity.js';
 export const OutboxJobEntity = defineEntity({
   name: 'OutboxJob',
   tableName: 'outbox_job',
-  indexes: [{ name: 'outbox_job_due_idx', expression: 'create index "outbox_job_due_idx" on "outbox_job" ("run_after") where "status" = \'pending\'' }],
+  indexes: [
+    {
+      name: 'outbox_job_due_idx',
+      expression: 'create index "outbox_job_due_idx" on "outbox_job" ("run_after") where "status" = \'pending\'',
+    },
+  ],
   properties: {
     id: p.string().primary().length(40),
     message: () => p.manyToOne(MessageEntity).mapToPk().unique().deleteRule('cascade'),

@@ -1,10 +1,20 @@
 import { Migration20261122000000Initial } from './20261122000000-initial.js';
 import { Migration20261201000000SmtpTransport } from './20261201000000-smtp-transport.js';
 import { Migration20261220000000BlobReferences } from './20261220000000-blob-references.js';
+import { Migration20261223000000OutboundPolicy } from './20261223000000-outbound-policy.js';
+import { Migration20270110000000MessageSearch } from './20270110000000-message-search.js';
+import { Migration20270110000100MessageExtracted } from './20270110000100-message-extracted.js';
+import { Migration20270110000200AttachmentText } from './20270110000200-attachment-text.js';
+import { Migration20270110000300Webhooks } from './20270110000300-webhooks.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
   { name: 'Migration20261122000000Initial', class: Migration20261122000000Initial },
   { name: 'Migration20261201000000SmtpTransport', class: Migration20261201000000SmtpTransport },
   { name: 'Migration20261220000000BlobReferences', class: Migration20261220000000BlobReferences },
+  { name: 'Migration20261223000000OutboundPolicy', class: Migration20261223000000OutboundPolicy },
+  { name: 'Migration20270110000000MessageSearch', class: Migration20270110000000MessageSearch },
+  { name: 'Migration20270110000100MessageExtracted', class: Migration20270110000100MessageExtracted },
+  { name: 'Migration20270110000200AttachmentText', class: Migration20270110000200AttachmentText },
+  { name: 'Migration20270110000300Webhooks', class: Migration20270110000300Webhooks },
 ];

@@ -22,7 +22,10 @@ export class RedisEventBus implements EventBus {
   private closed = false;
   private readonly offPublisher: () => void;
 
-  constructor(private readonly publisher: Redis, private readonly log?: Logger) {
+  constructor(
+    private readonly publisher: Redis,
+    private readonly log?: Logger,
+  ) {
     // A publish skipped while the connection was down is announced as a resume once it is back.
     this.offPublisher = watchReconnects(publisher, () => void this.send({ resume: true }));
   }
@@ -74,7 +77,9 @@ export class RedisEventBus implements EventBus {
     sub.on('error', (err) => this.log?.warn('events.subscriber_error', { message: err.message }));
     sub.on('message', (_channel: string, text: string) => this.receive(text));
     watchReconnects(sub, () => this.local.emit('resume'));
-    sub.subscribe(EVENTS_CHANNEL).catch((err) => this.log?.warn('events.subscribe_failed', { message: (err as Error).message }));
+    sub
+      .subscribe(EVENTS_CHANNEL)
+      .catch((err) => this.log?.warn('events.subscribe_failed', { message: (err as Error).message }));
   }
 
   private receive(text: string): void {
@@ -95,7 +100,9 @@ export class RedisEventBus implements EventBus {
 /** Calls `onBack` each time the connection is ready again after having been lost. */
 function watchReconnects(redis: Redis, onBack: () => void): () => void {
   let lost = false;
-  const onLost = () => { lost = true; };
+  const onLost = () => {
+    lost = true;
+  };
   const onReady = () => {
     if (!lost) return;
     lost = false;

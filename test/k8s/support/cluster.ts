@@ -28,26 +28,55 @@ export interface TestCluster extends ClusterInfo {
  */
 export async function startCluster(): Promise<TestCluster> {
   const given = process.env.MBX_TEST_KUBECONFIG;
-  if (given) return { mode: 'kubeconfig', kubeconfigPath: given, description: `the cluster of MBX_TEST_KUBECONFIG=${given}`, stop: async () => undefined };
+  if (given)
+    return {
+      mode: 'kubeconfig',
+      kubeconfigPath: given,
+      description: `the cluster of MBX_TEST_KUBECONFIG=${given}`,
+      stop: async () => undefined,
+    };
   const available = realApiServerAvailable();
   if (available.ok) {
     const server = await startRealApiServer();
-    return { mode: 'real', kubeconfigPath: server.kubeconfigPath, description: `a real kube-apiserver v1.20.2 (with etcd) at ${server.url}`, restart: () => server.restart(), stop: () => server.stop() };
+    return {
+      mode: 'real',
+      kubeconfigPath: server.kubeconfigPath,
+      description: `a real kube-apiserver v1.20.2 (with etcd) at ${server.url}`,
+      restart: () => server.restart(),
+      stop: () => server.stop(),
+    };
   }
   const standIn = new StandInApiServer();
   const url = await standIn.start();
   const dir = mkdtempSync(path.join(tmpdir(), 'mbx-standin-'));
   const kubeconfigPath = path.join(dir, 'kubeconfig');
-  writeFileSync(kubeconfigPath, [
-    'apiVersion: v1', 'kind: Config', 'current-context: stand-in',
-    'clusters:', '- name: stand-in', `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
-    'users:', '- name: stand-in', '  user: { token: stand-in }',
-    'contexts:', '- name: stand-in', '  context: { cluster: stand-in, user: stand-in }', '',
-  ].join('\n'), { mode: 0o600 });
+  writeFileSync(
+    kubeconfigPath,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: stand-in',
+      'clusters:',
+      '- name: stand-in',
+      `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
+      'users:',
+      '- name: stand-in',
+      '  user: { token: stand-in }',
+      'contexts:',
+      '- name: stand-in',
+      '  context: { cluster: stand-in, user: stand-in }',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
   return {
-    mode: 'stand-in', kubeconfigPath,
+    mode: 'stand-in',
+    kubeconfigPath,
     description: `the IN-PROCESS STAND-IN for the Kubernetes API at ${url}, NOT a real API server (${available.why})`,
     restart: () => standIn.restart(),
-    stop: async () => { await standIn.stop(); rmSync(dir, { recursive: true, force: true }); },
+    stop: async () => {
+      await standIn.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

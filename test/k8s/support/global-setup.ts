@@ -13,6 +13,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const cluster = await startCluster();
   if (cluster.mode !== 'stand-in') await applyCrds(cluster.kubeconfigPath);
   console.log(`\n[k8s] tests run against ${cluster.description}\n`);
-  project.provide('k8sCluster', { mode: cluster.mode, kubeconfigPath: cluster.kubeconfigPath, description: cluster.description });
+  project.provide('k8sCluster', {
+    mode: cluster.mode,
+    kubeconfigPath: cluster.kubeconfigPath,
+    description: cluster.description,
+  });
   return () => cluster.stop();
 }

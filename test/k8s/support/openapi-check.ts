@@ -36,7 +36,11 @@ const SAME_SHAPE: Record<string, string> = { 'autoscaling/v2': 'autoscaling/v2be
 export function definitionFor(api: OpenApi, apiVersion: string, kind: string): { name: string; via?: string } | null {
   const lookup = (gv: string) => {
     const [group, version] = gv.includes('/') ? gv.split('/') : ['', gv];
-    const name = Object.keys(api.definitions).find((n) => (api.definitions[n]!['x-kubernetes-group-version-kind'] ?? []).some((g) => g.group === group && g.version === version && g.kind === kind));
+    const name = Object.keys(api.definitions).find((n) =>
+      (api.definitions[n]!['x-kubernetes-group-version-kind'] ?? []).some(
+        (g) => g.group === group && g.version === version && g.kind === kind,
+      ),
+    );
     return name ?? null;
   };
   const direct = lookup(apiVersion);
@@ -86,13 +90,15 @@ function walk(api: OpenApi, value: unknown, schema: Schema, path: string, errors
       return;
   }
   if (schema.type === 'object' || schema.properties || schema.additionalProperties) {
-    if (typeof value !== 'object' || Array.isArray(value)) return errors.push(`${path}: must be an object`) as unknown as void;
+    if (typeof value !== 'object' || Array.isArray(value))
+      return errors.push(`${path}: must be an object`) as unknown as void;
     const record = value as Record<string, unknown>;
     for (const key of schema.required ?? []) if (!(key in record)) errors.push(`${path}.${key}: required`);
     for (const [key, v] of Object.entries(record)) {
       const prop = schema.properties?.[key];
       if (prop) walk(api, v, prop, `${path}.${key}`, errors);
-      else if (typeof schema.additionalProperties === 'object') walk(api, v, schema.additionalProperties, `${path}.${key}`, errors);
+      else if (typeof schema.additionalProperties === 'object')
+        walk(api, v, schema.additionalProperties, `${path}.${key}`, errors);
       else if (schema.properties) errors.push(`${path}.${key}: unknown field`);
     }
   }

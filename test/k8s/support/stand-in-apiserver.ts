@@ -11,8 +11,19 @@ import type { Socket } from 'node:net';
  * list + watch from a resourceVersion with 410 Gone once history is compacted, MicroTime parsing
  * of Lease times. It has no OpenAPI validation, no RBAC, no admission: CRD and chart tests skip.
  */
-interface Obj { apiVersion?: string; kind?: string; metadata: Record<string, any>; spec?: any; status?: any; [k: string]: any }
-interface Watcher { resource: string; namespace?: string | undefined; res: http.ServerResponse }
+interface Obj {
+  apiVersion?: string;
+  kind?: string;
+  metadata: Record<string, any>;
+  spec?: any;
+  status?: any;
+  [k: string]: any;
+}
+interface Watcher {
+  resource: string;
+  namespace?: string | undefined;
+  res: http.ServerResponse;
+}
 
 const KINDS: Record<string, { kind: string; apiVersion: string; status: boolean }> = {
   domains: { kind: 'Domain', apiVersion: 'mailbox-service.dev/v1alpha1', status: true },
@@ -22,7 +33,8 @@ const KINDS: Record<string, { kind: string; apiVersion: string; status: boolean 
   leases: { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', status: false },
   namespaces: { kind: 'Namespace', apiVersion: 'v1', status: false },
 };
-const ROUTE = /^\/(?:api\/v1|apis\/mailbox-service\.dev\/v1alpha1|apis\/coordination\.k8s\.io\/v1)(?:\/namespaces\/([^/]+))?\/(domains|mailboxes|secrets|events|leases|namespaces)(?:\/([^/]+))?(\/status)?$/;
+const ROUTE =
+  /^\/(?:api\/v1|apis\/mailbox-service\.dev\/v1alpha1|apis\/coordination\.k8s\.io\/v1)(?:\/namespaces\/([^/]+))?\/(domains|mailboxes|secrets|events|leases|namespaces)(?:\/([^/]+))?(\/status)?$/;
 const NS_ROUTE = /^\/api\/v1\/namespaces(?:\/([^/]+))?$/;
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
@@ -36,8 +48,13 @@ export class StandInApiServer {
   port = 0;
 
   async start(port = 0): Promise<string> {
-    this.server = http.createServer((req, res) => void this.handle(req, res).catch((err) => this.fail(res, 500, 'InternalError', String(err))));
-    this.server.on('connection', (s) => { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)); });
+    this.server = http.createServer(
+      (req, res) => void this.handle(req, res).catch((err) => this.fail(res, 500, 'InternalError', String(err))),
+    );
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
     return `http://127.0.0.1:${this.port}`;
@@ -68,16 +85,30 @@ export class StandInApiServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/version') return this.json(res, 200, { gitVersion: 'v0.0.0-stand-in', major: '0', minor: '0' });
+    if (url.pathname === '/version')
+      return this.json(res, 200, { gitVersion: 'v0.0.0-stand-in', major: '0', minor: '0' });
     const nsMatch = NS_ROUTE.exec(url.pathname);
     const m = nsMatch ? [url.pathname, undefined, 'namespaces', nsMatch[1], undefined] : ROUTE.exec(url.pathname);
     if (!m) return this.fail(res, 404, 'NotFound', `the server could not find the requested resource ${url.pathname}`);
-    const [, namespace, resource, name, statusSub] = m as [string, string | undefined, string, string | undefined, string | undefined];
+    const [, namespace, resource, name, statusSub] = m as [
+      string,
+      string | undefined,
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     const body = await readBody(req);
     const method = req.method ?? 'GET';
     if (!name) {
-      if (method === 'GET' && url.searchParams.get('watch') === 'true') return this.watch(res, resource, namespace, url.searchParams.get('resourceVersion'));
-      if (method === 'GET') return this.json(res, 200, { apiVersion: KINDS[resource]!.apiVersion, kind: `${KINDS[resource]!.kind}List`, metadata: { resourceVersion: String(this.rv) }, items: this.list(resource, namespace) });
+      if (method === 'GET' && url.searchParams.get('watch') === 'true')
+        return this.watch(res, resource, namespace, url.searchParams.get('resourceVersion'));
+      if (method === 'GET')
+        return this.json(res, 200, {
+          apiVersion: KINDS[resource]!.apiVersion,
+          kind: `${KINDS[resource]!.kind}List`,
+          metadata: { resourceVersion: String(this.rv) },
+          items: this.list(resource, namespace),
+        });
       if (method === 'POST') return this.create(res, resource, namespace, body);
       return this.fail(res, 405, 'MethodNotAllowed', method);
     }
@@ -88,29 +119,61 @@ export class StandInApiServer {
     if (method === 'DELETE') return this.remove(res, resource, key, current);
     if (method === 'PUT') return this.update(res, resource, key, current, body, Boolean(statusSub));
     if (method === 'PATCH') {
-      if (!String(req.headers['content-type']).startsWith('application/merge-patch+json')) return this.fail(res, 415, 'UnsupportedMediaType', String(req.headers['content-type']));
+      if (!String(req.headers['content-type']).startsWith('application/merge-patch+json'))
+        return this.fail(res, 415, 'UnsupportedMediaType', String(req.headers['content-type']));
       const precondition = body?.metadata?.resourceVersion;
-      if (precondition !== undefined && precondition !== current.metadata.resourceVersion) return this.conflict(res, resource, name);
-      return this.update(res, resource, key, current, mergePatch(structuredClone(current), body), Boolean(statusSub), true);
+      if (precondition !== undefined && precondition !== current.metadata.resourceVersion)
+        return this.conflict(res, resource, name);
+      return this.update(
+        res,
+        resource,
+        key,
+        current,
+        mergePatch(structuredClone(current), body),
+        Boolean(statusSub),
+        true,
+      );
     }
     return this.fail(res, 405, 'MethodNotAllowed', method);
   }
 
   private list(resource: string, namespace?: string): Obj[] {
-    return [...this.objects.entries()].filter(([k]) => k.startsWith(namespace ? `${resource}/${namespace}/` : `${resource}/`)).map(([, v]) => v);
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(namespace ? `${resource}/${namespace}/` : `${resource}/`))
+      .map(([, v]) => v);
   }
 
   private create(res: http.ServerResponse, resource: string, namespace: string | undefined, body: Obj): void {
     const meta = body.metadata ?? {};
     const name = meta.name ?? (meta.generateName ? `${meta.generateName}${randomUUID().slice(0, 5)}` : undefined);
     if (!name) return this.fail(res, 422, 'Invalid', 'metadata.name: Required value');
-    if (resource === 'leases' && !validLeaseTimes(body)) return this.fail(res, 400, 'BadRequest', 'parsing time as "2006-01-02T15:04:05.000000Z07:00"');
+    if (resource === 'leases' && !validLeaseTimes(body))
+      return this.fail(res, 400, 'BadRequest', 'parsing time as "2006-01-02T15:04:05.000000Z07:00"');
     const key = this.key(resource, namespace, name);
     if (this.objects.has(key)) return this.fail(res, 409, 'AlreadyExists', `${resource} "${name}" already exists`);
-    const obj: Obj = { ...structuredClone(body), apiVersion: KINDS[resource]!.apiVersion, kind: KINDS[resource]!.kind,
-      metadata: { ...meta, name, ...(namespace ? { namespace } : {}), uid: randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), ...(KINDS[resource]!.status ? { generation: 1 } : {}) } };
+    const obj: Obj = {
+      ...structuredClone(body),
+      apiVersion: KINDS[resource]!.apiVersion,
+      kind: KINDS[resource]!.kind,
+      metadata: {
+        ...meta,
+        name,
+        ...(namespace ? { namespace } : {}),
+        uid: randomUUID(),
+        creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        ...(KINDS[resource]!.status ? { generation: 1 } : {}),
+      },
+    };
     if (resource === 'secrets' && obj.stringData) {
-      obj.data = { ...obj.data, ...Object.fromEntries(Object.entries(obj.stringData as Record<string, string>).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
+      obj.data = {
+        ...obj.data,
+        ...Object.fromEntries(
+          Object.entries(obj.stringData as Record<string, string>).map(([k, v]) => [
+            k,
+            Buffer.from(v).toString('base64'),
+          ]),
+        ),
+      };
       delete obj.stringData;
     }
     if (KINDS[resource]!.status) delete obj.status;
@@ -118,17 +181,58 @@ export class StandInApiServer {
     this.json(res, 201, obj);
   }
 
-  private update(res: http.ServerResponse, resource: string, key: string, current: Obj, body: Obj, statusOnly: boolean, patched = false): void {
-    if (!patched && body.metadata?.resourceVersion !== undefined && body.metadata.resourceVersion !== current.metadata.resourceVersion) return this.conflict(res, resource, current.metadata.name);
-    if (resource === 'leases' && !validLeaseTimes(body)) return this.fail(res, 400, 'BadRequest', 'parsing time as "2006-01-02T15:04:05.000000Z07:00"');
+  private update(
+    res: http.ServerResponse,
+    resource: string,
+    key: string,
+    current: Obj,
+    body: Obj,
+    statusOnly: boolean,
+    patched = false,
+  ): void {
+    if (
+      !patched &&
+      body.metadata?.resourceVersion !== undefined &&
+      body.metadata.resourceVersion !== current.metadata.resourceVersion
+    )
+      return this.conflict(res, resource, current.metadata.name);
+    if (resource === 'leases' && !validLeaseTimes(body))
+      return this.fail(res, 400, 'BadRequest', 'parsing time as "2006-01-02T15:04:05.000000Z07:00"');
     let next: Obj;
     if (KINDS[resource]!.status && statusOnly) next = { ...current, status: body.status };
     else if (KINDS[resource]!.status) {
-      next = { ...body, status: current.status, metadata: { ...body.metadata, uid: current.metadata.uid, creationTimestamp: current.metadata.creationTimestamp, generation: current.metadata.generation, deletionTimestamp: current.metadata.deletionTimestamp } };
-      if (JSON.stringify(body.spec) !== JSON.stringify(current.spec)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
-    } else next = { ...body, metadata: { ...body.metadata, uid: current.metadata.uid, creationTimestamp: current.metadata.creationTimestamp } };
+      next = {
+        ...body,
+        status: current.status,
+        metadata: {
+          ...body.metadata,
+          uid: current.metadata.uid,
+          creationTimestamp: current.metadata.creationTimestamp,
+          generation: current.metadata.generation,
+          deletionTimestamp: current.metadata.deletionTimestamp,
+        },
+      };
+      if (JSON.stringify(body.spec) !== JSON.stringify(current.spec))
+        next.metadata.generation = (current.metadata.generation ?? 1) + 1;
+    } else
+      next = {
+        ...body,
+        metadata: {
+          ...body.metadata,
+          uid: current.metadata.uid,
+          creationTimestamp: current.metadata.creationTimestamp,
+        },
+      };
     if (resource === 'secrets' && next.stringData) {
-      next.data = { ...next.data, ...Object.fromEntries(Object.entries(next.stringData as Record<string, string>).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
+      next.data = {
+        ...next.data,
+        ...Object.fromEntries(
+          Object.entries(next.stringData as Record<string, string>).map(([k, v]) => [
+            k,
+            Buffer.from(v).toString('base64'),
+          ]),
+        ),
+      };
       delete next.stringData;
     }
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length) {
@@ -142,7 +246,16 @@ export class StandInApiServer {
 
   private remove(res: http.ServerResponse, resource: string, key: string, current: Obj): void {
     if ((current.metadata.finalizers ?? []).length) {
-      if (!current.metadata.deletionTimestamp) this.store(resource, key, { ...current, metadata: { ...current.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') } }, 'MODIFIED');
+      if (!current.metadata.deletionTimestamp)
+        this.store(
+          resource,
+          key,
+          {
+            ...current,
+            metadata: { ...current.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+          },
+          'MODIFIED',
+        );
       return this.json(res, 200, this.objects.get(key));
     }
     this.objects.delete(key);
@@ -163,7 +276,8 @@ export class StandInApiServer {
   private emit(type: string, resource: string, object: Obj): void {
     this.history.push({ rv: this.rv, type, resource, object });
     for (const w of this.watchers) {
-      if (w.resource === resource && (!w.namespace || w.namespace === object.metadata.namespace)) w.res.write(JSON.stringify({ type, object }) + '\n');
+      if (w.resource === resource && (!w.namespace || w.namespace === object.metadata.namespace))
+        w.res.write(JSON.stringify({ type, object }) + '\n');
     }
   }
 
@@ -173,11 +287,24 @@ export class StandInApiServer {
     const oldest = this.history[0]?.rv ?? this.rv + 1;
     if (since < oldest - 1 && since < this.rv) {
       // What the real server does for a compacted resourceVersion: an ERROR event, then the end.
-      res.end(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: `too old resource version: ${since}` } }) + '\n');
+      res.end(
+        JSON.stringify({
+          type: 'ERROR',
+          object: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            reason: 'Expired',
+            code: 410,
+            message: `too old resource version: ${since}`,
+          },
+        }) + '\n',
+      );
       return;
     }
     for (const h of this.history) {
-      if (h.rv > since && h.resource === resource && (!namespace || namespace === h.object.metadata.namespace)) res.write(JSON.stringify({ type: h.type, object: h.object }) + '\n');
+      if (h.rv > since && h.resource === resource && (!namespace || namespace === h.object.metadata.namespace))
+        res.write(JSON.stringify({ type: h.type, object: h.object }) + '\n');
     }
     const watcher: Watcher = { resource, namespace, res };
     this.watchers.add(watcher);
@@ -185,7 +312,12 @@ export class StandInApiServer {
   }
 
   private conflict(res: http.ServerResponse, resource: string, name: string): void {
-    this.fail(res, 409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+    this.fail(
+      res,
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    );
   }
 
   private fail(res: http.ServerResponse, code: number, reason: string, message: string): void {
@@ -199,7 +331,9 @@ export class StandInApiServer {
 }
 
 function validLeaseTimes(body: Obj): boolean {
-  return ['renewTime', 'acquireTime'].every((k) => body.spec?.[k] === undefined || body.spec[k] === null || MICRO_TIME.test(body.spec[k]));
+  return ['renewTime', 'acquireTime'].every(
+    (k) => body.spec?.[k] === undefined || body.spec[k] === null || MICRO_TIME.test(body.spec[k]),
+  );
 }
 
 /** RFC 7386. */

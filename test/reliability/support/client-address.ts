@@ -3,10 +3,19 @@ import http from 'node:http';
 // A client with its own source address on loopback (127.0.0.2, 127.0.0.3, ...): Linux routes all
 // of 127.0.0.0/8 to lo, so a test can be several clients as the server counts them.
 
-export interface BoundResponse { status: number; headers: http.IncomingHttpHeaders; body: any; ms: number }
+export interface BoundResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+  ms: number;
+}
 
 export interface BoundClient {
-  request(method: string, url: string, o?: { headers?: Record<string, string>; json?: unknown }): Promise<BoundResponse>;
+  request(
+    method: string,
+    url: string,
+    o?: { headers?: Record<string, string>; json?: unknown },
+  ): Promise<BoundResponse>;
   close(): void;
 }
 
@@ -16,7 +25,10 @@ export function boundClient(localAddress: string): BoundClient {
   return {
     request(method, url, o = {}) {
       const body = o.json === undefined ? undefined : Buffer.from(JSON.stringify(o.json));
-      const headers: Record<string, string> = { ...o.headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}) };
+      const headers: Record<string, string> = {
+        ...o.headers,
+        ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}),
+      };
       const t0 = performance.now();
       return new Promise((resolve, reject) => {
         const req = http.request(url, { method, headers, agent, localAddress }, (res) => {
@@ -25,7 +37,11 @@ export function boundClient(localAddress: string): BoundClient {
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
             let parsed: unknown = text;
-            try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+            try {
+              parsed = text ? JSON.parse(text) : null;
+            } catch {
+              /* not JSON */
+            }
             resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, ms: performance.now() - t0 });
           });
           res.on('error', reject);

@@ -27,7 +27,10 @@ export interface FaultRates {
   drop: number;
 }
 
-export interface Acceptance { at: number; to: string[] }
+export interface Acceptance {
+  at: number;
+  to: string[];
+}
 
 export interface FaultSink {
   port: number;
@@ -51,13 +54,24 @@ export async function startFaultSink(rates: FaultRates, seed: number): Promise<F
   let hook: ((messageId: string) => void) | null = null;
   const reply = (text: string) => Object.assign(new Error(text.slice(4)), { responseCode: Number(text.slice(0, 3)) });
   const server: SMTPServer = new SMTPServer({
-    logger: false, disableReverseLookup: true, hideSTARTTLS: true, authOptional: true, disabledCommands: ['AUTH'],
+    logger: false,
+    disableReverseLookup: true,
+    hideSTARTTLS: true,
+    authOptional: true,
+    disabledCommands: ['AUTH'],
     size: 50 * 1024 * 1024,
     onMailFrom(_address, session, cb) {
       // One roll per transaction (a delivery attempt).
       const r = random();
       const half = rates.tempFail / 2;
-      const fault: Fault = r < half ? 'rcpt-4xx' : r < rates.tempFail ? 'data-4xx' : r < rates.tempFail + rates.drop ? 'drop-mid-data' : 'none';
+      const fault: Fault =
+        r < half
+          ? 'rcpt-4xx'
+          : r < rates.tempFail
+            ? 'data-4xx'
+            : r < rates.tempFail + rates.drop
+              ? 'drop-mid-data'
+              : 'none';
       planned.set(session, fault);
       refusedAtRcpt.delete(session);
       cb();
@@ -78,7 +92,9 @@ export async function startFaultSink(rates: FaultRates, seed: number): Promise<F
         if (fault === 'drop-mid-data' && !dropped) {
           dropped = true;
           faults['drop-mid-data']++;
-          for (const conn of (server as unknown as { connections: Set<{ session: SMTPServerSession; _socket: { destroy(): void } }> }).connections) {
+          for (const conn of (
+            server as unknown as { connections: Set<{ session: SMTPServerSession; _socket: { destroy(): void } }> }
+          ).connections) {
             if (conn.session === session) conn._socket.destroy();
           }
         }
@@ -111,7 +127,9 @@ export async function startFaultSink(rates: FaultRates, seed: number): Promise<F
     port: (server.server.address() as { port: number }).port,
     accepted,
     faults,
-    onNextAccept(fn) { hook = fn; },
+    onNextAccept(fn) {
+      hook = fn;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

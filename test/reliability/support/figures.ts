@@ -22,7 +22,9 @@ export const FIGURES_FILE = path.resolve(import.meta.dirname, '../../../test-res
 export function recordFigure(figure: Figure): Figure {
   mkdirSync(path.dirname(FIGURES_FILE), { recursive: true });
   appendFileSync(FIGURES_FILE, `${JSON.stringify({ ...figure, at: new Date().toISOString() })}\n`);
-  console.log(`[figure] ${figure.pass ? 'PASS' : 'FAIL'} ${figure.suite}: ${figure.name} = ${figure.value} (target ${figure.target})`);
+  console.log(
+    `[figure] ${figure.pass ? 'PASS' : 'FAIL'} ${figure.suite}: ${figure.name} = ${figure.value} (target ${figure.target})`,
+  );
   return figure;
 }
 

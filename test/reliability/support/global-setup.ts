@@ -7,16 +7,24 @@ export default function setup(): () => void {
   rmSync(FIGURES_FILE, { force: true });
   return () => {
     if (!existsSync(FIGURES_FILE)) return;
-    const figures = readFileSync(FIGURES_FILE, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Figure);
+    const figures = readFileSync(FIGURES_FILE, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Figure);
     const failed = figures.filter((f) => !f.pass).length;
-    const rows = figures.map((f) => `| ${f.pass ? 'PASS' : 'FAIL'} | ${f.suite} | ${f.name} | ${f.value} | ${f.target} |`);
-    console.log([
-      '',
-      `Reliability figures (${FULL ? 'full: make reliability' : 'short: inside make test'}): ${figures.length - failed} pass, ${failed} fail`,
-      '| result | suite | figure | value | target |',
-      '|---|---|---|---|---|',
-      ...rows,
-      `(also in ${FIGURES_FILE})`,
-    ].join('\n'));
+    const rows = figures.map(
+      (f) => `| ${f.pass ? 'PASS' : 'FAIL'} | ${f.suite} | ${f.name} | ${f.value} | ${f.target} |`,
+    );
+    console.log(
+      [
+        '',
+        `Reliability figures (${FULL ? 'full: make reliability' : 'short: inside make test'}): ${figures.length - failed} pass, ${failed} fail`,
+        '| result | suite | figure | value | target |',
+        '|---|---|---|---|---|',
+        ...rows,
+        `(also in ${FIGURES_FILE})`,
+      ].join('\n'),
+    );
   };
 }

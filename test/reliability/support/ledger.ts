@@ -53,7 +53,10 @@ export interface ReplyRecord {
   envelope: boolean;
 }
 
-export interface Window { from: number; to: number }
+export interface Window {
+  from: number;
+  to: number;
+}
 
 export class Ledger {
   readonly entries = new Map<string, Entry>();
@@ -83,7 +86,10 @@ export class Ledger {
     attempt.repliedAt = at;
     entry.ack = { messageId, at, attempt: attempt.n };
     this.acks++;
-    appendFileSync(this.file, `${JSON.stringify({ id: entry.id, channel: entry.channel, messageId, attempt: attempt.n, bodySha256: entry.bodySha256, rawSha256: attempt.rawSha256 ?? null, at })}\n`);
+    appendFileSync(
+      this.file,
+      `${JSON.stringify({ id: entry.id, channel: entry.channel, messageId, attempt: attempt.n, bodySha256: entry.bodySha256, rawSha256: attempt.rawSha256 ?? null, at })}\n`,
+    );
   }
 
   reply(record: ReplyRecord): void {
@@ -92,7 +98,14 @@ export class Ledger {
 
   /** Every reply and the down windows, next to the acknowledgements, for reading a run afterwards. */
   dumpReplies(): void {
-    writeFileSync(this.file.replace(/\.jsonl$/, '-replies.json'), JSON.stringify({ down: this.down, replies: this.replies, retried: [...this.entries.values()].filter((e) => e.attempts.length > 1) }));
+    writeFileSync(
+      this.file.replace(/\.jsonl$/, '-replies.json'),
+      JSON.stringify({
+        down: this.down,
+        replies: this.replies,
+        retried: [...this.entries.values()].filter((e) => e.attempts.length > 1),
+      }),
+    );
   }
 
   isDown(t: number): boolean {

@@ -43,25 +43,56 @@ export function smtpMessage(s: Submission, attempt: number): { raw: string; text
   const { entry } = s;
   const body = bodyOf(entry.id).replace(/\n/g, '\r\n');
   const headers = [
-    `From: <${s.from}>`, `To: <${entry.recipients[0]}>`, `Subject: ledger ${entry.id}`, 'Date: Mon, 02 Nov 2026 10:00:00 +0000',
-    `Message-ID: <${entry.id}@ledger.test>`, `X-Ledger-Id: ${entry.id}`, `X-Ledger-Attempt: ${attempt}`, 'MIME-Version: 1.0',
+    `From: <${s.from}>`,
+    `To: <${entry.recipients[0]}>`,
+    `Subject: ledger ${entry.id}`,
+    'Date: Mon, 02 Nov 2026 10:00:00 +0000',
+    `Message-ID: <${entry.id}@ledger.test>`,
+    `X-Ledger-Id: ${entry.id}`,
+    `X-Ledger-Attempt: ${attempt}`,
+    'MIME-Version: 1.0',
   ];
   if (!s.multipart) {
     // The final CRLF belongs to the body (RFC 5322), so the stored text ends with a newline.
-    return { raw: [...headers, 'Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', body, ''].join('\r\n'), text: `${bodyOf(entry.id)}\n` };
+    return {
+      raw: [
+        ...headers,
+        'Content-Type: text/plain; charset=utf-8',
+        'Content-Transfer-Encoding: 8bit',
+        '',
+        body,
+        '',
+      ].join('\r\n'),
+      text: `${bodyOf(entry.id)}\n`,
+    };
   }
   const b64 = attachmentOf(entry.id).toString('base64').replace(/.{76}/g, '$&\r\n');
   return {
-    raw: [...headers, 'Content-Type: multipart/mixed; boundary="ledger-boundary"', '',
-      '--ledger-boundary', 'Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', body,
-      '--ledger-boundary', `Content-Type: application/octet-stream`, `Content-Disposition: attachment; filename="${entry.id}.bin"`, 'Content-Transfer-Encoding: base64', '', b64,
-      '--ledger-boundary--', ''].join('\r\n'),
+    raw: [
+      ...headers,
+      'Content-Type: multipart/mixed; boundary="ledger-boundary"',
+      '',
+      '--ledger-boundary',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      body,
+      '--ledger-boundary',
+      `Content-Type: application/octet-stream`,
+      `Content-Disposition: attachment; filename="${entry.id}.bin"`,
+      'Content-Transfer-Encoding: base64',
+      '',
+      b64,
+      '--ledger-boundary--',
+      '',
+    ].join('\r\n'),
     // The CRLF before a boundary belongs to the boundary (RFC 2046 §5.1.1): no trailing newline.
     text: bodyOf(entry.id),
   };
 }
 
-export const expectedText = (s: Submission): string => (s.entry.channel === 'api' ? bodyOf(s.entry.id) : smtpMessage(s, 1).text);
+export const expectedText = (s: Submission): string =>
+  s.entry.channel === 'api' ? bodyOf(s.entry.id) : smtpMessage(s, 1).text;
 
 export interface ClientOptions {
   ledger: Ledger;
@@ -77,7 +108,12 @@ class Transient extends Error {}
 export class SmtpClient {
   private wire: SmtpWire | null = null;
 
-  constructor(private readonly port: number, private readonly user: string, private readonly token: string, private readonly o: ClientOptions) {}
+  constructor(
+    private readonly port: number,
+    private readonly user: string,
+    private readonly token: string,
+    private readonly o: ClientOptions,
+  ) {}
 
   private async step(stage: string, line: string | null, expect: number, timeoutMs = 30_000): Promise<string> {
     const wire = this.wire!;
@@ -148,11 +184,18 @@ export class SmtpClient {
 
 /** One HTTP client: POST /api/messages/send with the ledger id as Idempotency-Key. */
 export class ApiClient {
-  constructor(private readonly url: string, private readonly token: string, private readonly o: ClientOptions) {}
+  constructor(
+    private readonly url: string,
+    private readonly token: string,
+    private readonly o: ClientOptions,
+  ) {}
 
   async submit(s: Submission): Promise<void> {
     const body = JSON.stringify({
-      toAddress: [s.entry.recipients[0]], ccAddresses: s.entry.recipients.slice(1), subject: `ledger ${s.entry.id}`, bodyText: bodyOf(s.entry.id),
+      toAddress: [s.entry.recipients[0]],
+      ccAddresses: s.entry.recipients.slice(1),
+      subject: `ledger ${s.entry.id}`,
+      bodyText: bodyOf(s.entry.id),
     });
     for (let n = 1; !s.entry.ack && Date.now() < this.o.deadline; n++) {
       const attempt: Attempt = { n, sentAt: null, outcome: 'not-sent' };
@@ -162,16 +205,38 @@ export class ApiClient {
         attempt.sentAt = sentAt;
         attempt.outcome = 'unanswered';
         const res = await fetch(`${this.url}/api/messages/send`, {
-          method: 'POST', body, signal: AbortSignal.timeout(30_000),
-          headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json', 'idempotency-key': s.entry.id },
+          method: 'POST',
+          body,
+          signal: AbortSignal.timeout(30_000),
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            'content-type': 'application/json',
+            'idempotency-key': s.entry.id,
+          },
         });
         const text = await res.text();
         let envelope: { code?: unknown; errMsg?: unknown; data?: { messageId?: string } } | null = null;
-        try { envelope = JSON.parse(text); } catch { envelope = null; }
-        const isEnvelope = envelope !== null && typeof envelope === 'object' && envelope.code === res.status && 'errMsg' in envelope && 'tid' in envelope;
+        try {
+          envelope = JSON.parse(text);
+        } catch {
+          envelope = null;
+        }
+        const isEnvelope =
+          envelope !== null &&
+          typeof envelope === 'object' &&
+          envelope.code === res.status &&
+          'errMsg' in envelope &&
+          'tid' in envelope;
         this.o.ledger.reply({
-          channel: 'api', stage: 'send', sentAt, at: Date.now(), code: res.status, envelope: isEnvelope,
-          text: isEnvelope ? `envelope ${res.status} ${String(envelope!.errMsg)}` : `non-envelope ${text.slice(0, 120)}`,
+          channel: 'api',
+          stage: 'send',
+          sentAt,
+          at: Date.now(),
+          code: res.status,
+          envelope: isEnvelope,
+          text: isEnvelope
+            ? `envelope ${res.status} ${String(envelope!.errMsg)}`
+            : `non-envelope ${text.slice(0, 120)}`,
         });
         if (res.status === 202 && isEnvelope && envelope!.data?.messageId) {
           this.o.ledger.acknowledge(s.entry, attempt, envelope!.data.messageId, `202 ${envelope!.data.messageId}`);
@@ -181,7 +246,8 @@ export class ApiClient {
         attempt.reply = `${res.status} ${text.slice(0, 200)}`;
         attempt.repliedAt = Date.now();
       } catch (err) {
-        attempt.error = `${(err as Error).message} ${String((err as { cause?: { code?: string } }).cause?.code ?? '')}`.slice(0, 200);
+        attempt.error =
+          `${(err as Error).message} ${String((err as { cause?: { code?: string } }).cause?.code ?? '')}`.slice(0, 200);
         attempt.failedAt = Date.now();
         // Refused before a byte was written: the server cannot have seen it.
         if ((err as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') {

@@ -41,7 +41,10 @@ export interface PgCrash {
  * `onDown` runs once it is completely down and `onUp` right before the start, so the caller can
  * record the window in which no submission may be acknowledged.
  */
-export async function crashPostgres(pg: PrivatePostgres, o: { freezeMs: number; downMs: number; endFreeze?: () => boolean; onDown(at: number): void; onUp(at: number): void }): Promise<PgCrash> {
+export async function crashPostgres(
+  pg: PrivatePostgres,
+  o: { freezeMs: number; downMs: number; endFreeze?: () => boolean; onDown(at: number): void; onUp(at: number): void },
+): Promise<PgCrash> {
   const walwriter = walWriterPid(pg);
   process.kill(walwriter, 'SIGSTOP');
   const frozenAt = Date.now();

@@ -46,13 +46,18 @@ export class ProcessMeter {
     this.timer = setInterval(() => {
       try {
         this.sampledKb = Math.max(this.sampledKb, statusKb(this.pid, 'VmRSS'));
-      } catch { /* the process is gone; stop() reports what was seen */ }
+      } catch {
+        /* the process is gone; stop() reports what was seen */
+      }
     }, 20);
   }
 
   stop(): { cpuMs: number; peakRssMb: number } {
     if (this.timer) clearInterval(this.timer);
     const hwm = this.peakMethod.startsWith('VmHWM') ? statusKb(this.pid, 'VmHWM') : 0;
-    return { cpuMs: Math.round(cpuMs(this.pid) - this.cpu0), peakRssMb: Math.round(Math.max(hwm, this.sampledKb) / 1024) };
+    return {
+      cpuMs: Math.round(cpuMs(this.pid) - this.cpu0),
+      peakRssMb: Math.round(Math.max(hwm, this.sampledKb) / 1024),
+    };
   }
 }

@@ -31,16 +31,25 @@ export function requestBytes(req: RawRequest, port: number): Buffer {
   const names = new Set(req.headers.map(([k]) => k.toLowerCase()));
   const lines = [`${req.method} ${req.target} HTTP/1.1`, `Host: 127.0.0.1:${port}`];
   for (const [k, v] of req.headers) lines.push(`${k}: ${v}`);
-  if (req.body && !names.has('content-length') && !names.has('transfer-encoding')) lines.push(`Content-Length: ${req.body.length}`);
+  if (req.body && !names.has('content-length') && !names.has('transfer-encoding'))
+    lines.push(`Content-Length: ${req.body.length}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), req.body ?? Buffer.alloc(0)]);
 }
 
 /** Sends the bytes and reads the whole response (or reports why there is none). */
-export function rawHttp(port: number, req: RawRequest | { bytes: Buffer; localAddress?: string }, timeoutMs = 30_000): Promise<RawOutcome> {
+export function rawHttp(
+  port: number,
+  req: RawRequest | { bytes: Buffer; localAddress?: string },
+  timeoutMs = 30_000,
+): Promise<RawOutcome> {
   const bytes = 'bytes' in req ? req.bytes : requestBytes(req, port);
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
-    const socket = net.connect({ port, host: '127.0.0.1', ...(req.localAddress ? { localAddress: req.localAddress } : {}) });
+    const socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      ...(req.localAddress ? { localAddress: req.localAddress } : {}),
+    });
     let settled = false;
     const finish = (outcome: RawOutcome) => {
       if (settled) return;

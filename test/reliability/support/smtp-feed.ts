@@ -9,7 +9,10 @@ import { SmtpWire, type Reply } from '../../smtp/smtp-wire.js';
 export const socketOf = (wire: SmtpWire): net.Socket => (wire as unknown as { socket: net.Socket }).socket;
 
 /** Writes the chunks in ~64 KiB batches, waiting for drain; stops early if the server hangs up. */
-export async function pump(wire: SmtpWire, chunks: Iterable<string | Buffer>): Promise<{ bytes: number; complete: boolean }> {
+export async function pump(
+  wire: SmtpWire,
+  chunks: Iterable<string | Buffer>,
+): Promise<{ bytes: number; complete: boolean }> {
   const socket = socketOf(wire);
   let batch: Buffer[] = [];
   let size = 0;
@@ -23,7 +26,11 @@ export async function pump(wire: SmtpWire, chunks: Iterable<string | Buffer>): P
     bytes += data.length;
     if (!socket.write(data)) {
       await new Promise<void>((resolve) => {
-        const done = () => { socket.off('drain', done); socket.off('close', done); resolve(); };
+        const done = () => {
+          socket.off('drain', done);
+          socket.off('close', done);
+          resolve();
+        };
         socket.once('drain', done).once('close', done);
       });
     }
@@ -54,13 +61,23 @@ export async function openData(wire: SmtpWire, from: string, to: string): Promis
   return wire.cmd('DATA', 354);
 }
 
-export interface ProbeResult { requests: number; answered: number; maxMs: number; failures: string[] }
+export interface ProbeResult {
+  requests: number;
+  answered: number;
+  maxMs: number;
+  failures: string[];
+}
 
 /**
  * Asks GET /healthz and an authenticated GET every `everyMs` until stopped. A request counts as
  * answered when it got its 200 within `timeoutMs`.
  */
-export function apiProbe(baseUrl: string, token: string, everyMs = 200, timeoutMs = 10_000): { stop(): Promise<ProbeResult> } {
+export function apiProbe(
+  baseUrl: string,
+  token: string,
+  everyMs = 200,
+  timeoutMs = 10_000,
+): { stop(): Promise<ProbeResult> } {
   const result: ProbeResult = { requests: 0, answered: 0, maxMs: 0, failures: [] };
   let running = true;
   const one = async (path: string, headers: Record<string, string>) => {
@@ -80,7 +97,11 @@ export function apiProbe(baseUrl: string, token: string, everyMs = 200, timeoutM
   };
   const loop = (async () => {
     while (running) {
-      await Promise.all([one('/healthz', {}), one('/api/messages?limit=1', { authorization: `Bearer ${token}` }), new Promise((r) => setTimeout(r, everyMs))]);
+      await Promise.all([
+        one('/healthz', {}),
+        one('/api/messages?limit=1', { authorization: `Bearer ${token}` }),
+        new Promise((r) => setTimeout(r, everyMs)),
+      ]);
     }
   })();
   return {

@@ -72,16 +72,43 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
 
 export async function verifyMessages(url: string, ledger: Ledger): Promise<Verdict> {
   return withClient(url, async (c) => {
-    const messages = (await c.query<{ id: string; subject: string; body_text: string | null; raw_blob_key: string | null }>(
-      `select id, subject, body_text, raw_blob_key from message`)).rows;
-    const blobs = new Map((await c.query<{ key: string; data: Buffer }>(`select key, data from blob`)).rows.map((r) => [r.key, r.data]));
+    const messages = (
+      await c.query<{ id: string; subject: string; body_text: string | null; raw_blob_key: string | null }>(
+        `select id, subject, body_text, raw_blob_key from message`,
+      )
+    ).rows;
+    const blobs = new Map(
+      (await c.query<{ key: string; data: Buffer }>(`select key, data from blob`)).rows.map((r) => [r.key, r.data]),
+    );
     const attachments = new Map<string, { sha256: string; blob_key: string }[]>();
-    for (const a of (await c.query<{ message_id: string; sha256: string; blob_key: string }>(`select message_id, sha256, blob_key from attachment where message_id is not null`)).rows) {
+    for (const a of (
+      await c.query<{ message_id: string; sha256: string; blob_key: string }>(
+        `select message_id, sha256, blob_key from attachment where message_id is not null`,
+      )
+    ).rows) {
       attachments.set(a.message_id, [...(attachments.get(a.message_id) ?? []), a]);
     }
-    const recipients = new Map((await c.query<{ message_id: string; n: number }>(`select message_id, count(*)::int as n from message_recipient group by message_id`)).rows.map((r) => [r.message_id, r.n]));
+    const recipients = new Map(
+      (
+        await c.query<{ message_id: string; n: number }>(
+          `select message_id, count(*)::int as n from message_recipient group by message_id`,
+        )
+      ).rows.map((r) => [r.message_id, r.n]),
+    );
 
-    const v: Verdict = { stored: messages.length, lost: 0, wrongHash: 0, duplicates: 0, unansweredStoredTwice: 0, storageFailureStoredTwice: 0, storedAfterRefusal: 0, apiStoredTwice: 0, unknownMessages: 0, partial: {}, partialRows: 0 };
+    const v: Verdict = {
+      stored: messages.length,
+      lost: 0,
+      wrongHash: 0,
+      duplicates: 0,
+      unansweredStoredTwice: 0,
+      storageFailureStoredTwice: 0,
+      storedAfterRefusal: 0,
+      apiStoredTwice: 0,
+      unknownMessages: 0,
+      partial: {},
+      partialRows: 0,
+    };
     const byEntry = new Map<string, typeof messages>();
     for (const m of messages) {
       const id = /^ledger (\S+)$/.exec(m.subject)?.[1];
@@ -109,7 +136,12 @@ export async function verifyMessages(url: string, ledger: Ledger): Promise<Verdi
 }
 
 /** Text body, raw bytes of the try (SMTP) and attachment (row hash and blob bytes). */
-function hashesMatch(entry: Entry, row: { body_text: string | null; raw_blob_key: string | null }, blobs: Map<string, Buffer>, atts: { sha256: string; blob_key: string }[]): boolean {
+function hashesMatch(
+  entry: Entry,
+  row: { body_text: string | null; raw_blob_key: string | null },
+  blobs: Map<string, Buffer>,
+  atts: { sha256: string; blob_key: string }[],
+): boolean {
   if (sha256(row.body_text ?? '') !== entry.bodySha256) return false;
   if (entry.channel === 'smtp') {
     const raw = row.raw_blob_key ? blobs.get(row.raw_blob_key) : undefined;
@@ -123,7 +155,12 @@ function hashesMatch(entry: Entry, row: { body_text: string | null; raw_blob_key
 }
 
 /** Which try each stored copy came from, and whether that try's outcome allows a copy. */
-function judgeCopies(entry: Entry, rows: { id: string; raw_blob_key: string | null }[], blobs: Map<string, Buffer>, v: Verdict): void {
+function judgeCopies(
+  entry: Entry,
+  rows: { id: string; raw_blob_key: string | null }[],
+  blobs: Map<string, Buffer>,
+  v: Verdict,
+): void {
   const extra = rows.filter((r) => r.id !== entry.ack?.messageId);
   if (extra.length === 0) return;
   if (entry.channel === 'api') {
@@ -149,7 +186,8 @@ function judgeCopies(entry: Entry, rows: { id: string; raw_blob_key: string | nu
     }
     seen.add(n);
     if (attempt.outcome === 'unanswered') v.unansweredStoredTwice++;
-    else if (attempt.outcome === 'refused' && attempt.reply?.startsWith('451 4.3.0 Temporary storage failure')) v.storageFailureStoredTwice++;
+    else if (attempt.outcome === 'refused' && attempt.reply?.startsWith('451 4.3.0 Temporary storage failure'))
+      v.storageFailureStoredTwice++;
     else if (attempt.outcome === 'refused') v.storedAfterRefusal++;
     else if (attempt.outcome === 'acknowledged' || attempt.outcome === 'not-sent') v.duplicates++;
   }
@@ -160,9 +198,11 @@ export async function verifyBlobs(url: string): Promise<BlobVerdict> {
   return withClient(url, async (c) => {
     const q = async (text: string) => Number((await c.query<{ n: string }>(text)).rows[0]!.n);
     return {
-      orphanBlobs: await q(`select count(*) as n from blob b where not exists (select 1 from message m where m.raw_blob_key = b.key)
+      orphanBlobs:
+        await q(`select count(*) as n from blob b where not exists (select 1 from message m where m.raw_blob_key = b.key)
         and not exists (select 1 from attachment a where a.blob_key = b.key)`),
-      missingBlobs: await q(`select count(*) as n from (select raw_blob_key as key from message where raw_blob_key is not null
+      missingBlobs:
+        await q(`select count(*) as n from (select raw_blob_key as key from message where raw_blob_key is not null
         union all select blob_key from attachment) r where not exists (select 1 from blob b where b.key = r.key)`),
       unclaimedAttachments: await q(`select count(*) as n from attachment where message_id is null`),
     };

@@ -1,6 +1,11 @@
 import { route, type RouteSpec } from '../route.js';
 import {
-  createMailboxInputSchema, listMailboxesQuerySchema, mailboxCreatedSchema, mailboxPageSchema, passwordSetSchema, setPasswordInputSchema,
+  createMailboxInputSchema,
+  listMailboxesQuerySchema,
+  mailboxCreatedSchema,
+  mailboxPageSchema,
+  passwordSetSchema,
+  setPasswordInputSchema,
 } from '../../../core/mailboxes/mailbox.schemas.js';
 import { domainMailboxParamsSchema, idParam } from '../../../core/tokens/token.schemas.js';
 import { tokenGovernanceRoutes } from './tokens.routes.js';
@@ -14,22 +19,43 @@ const common = { auth: 'bearer', scope: 'DomainManage', tokenKinds: ['domain'] }
  */
 export const domainRoutes: RouteSpec[] = [
   route({
-    ...common, method: 'GET', path: '/api/domain/mailboxes', summary: "List the domain's mailboxes, paged like messages.",
-    query: listMailboxesQuerySchema, response: mailboxPageSchema, status: 200,
+    ...common,
+    method: 'GET',
+    path: '/api/domain/mailboxes',
+    summary: "List the domain's mailboxes, paged like messages.",
+    query: listMailboxesQuerySchema,
+    response: mailboxPageSchema,
+    status: 200,
     handler: ({ principal, query, services }) => services.mailboxes.list(principal, query),
   }),
   route({
-    ...common, method: 'POST', path: '/api/domain/mailboxes', summary: 'Create a mailbox (same as POST /api/mailboxes).',
-    body: createMailboxInputSchema, response: mailboxCreatedSchema, status: 201, noStore: true,
+    ...common,
+    method: 'POST',
+    path: '/api/domain/mailboxes',
+    summary: 'Create a mailbox (same as POST /api/mailboxes).',
+    body: createMailboxInputSchema,
+    response: mailboxCreatedSchema,
+    status: 201,
+    noStore: true,
     handler: ({ principal, body, services }) => services.mailboxes.create(principal, body),
   }),
   route({
-    ...common, method: 'POST', path: '/api/domain/mailboxes/:mailboxId/password', summary: "Set a mailbox's login password.",
-    params: domainMailboxParamsSchema, body: setPasswordInputSchema, response: passwordSetSchema, status: 200,
-    handler: ({ principal, params, body, services }) => services.mailboxes.setPassword(principal, params.mailboxId, body.password),
+    ...common,
+    method: 'POST',
+    path: '/api/domain/mailboxes/:mailboxId/password',
+    summary: "Set a mailbox's login password.",
+    params: domainMailboxParamsSchema,
+    body: setPasswordInputSchema,
+    response: passwordSetSchema,
+    status: 200,
+    handler: ({ principal, params, body, services }) =>
+      services.mailboxes.setPassword(principal, params.mailboxId, body.password),
   }),
   ...tokenGovernanceRoutes({
-    base: '/api/domain/mailboxes/:mailboxId/access-tokens', ...common, ownerParams: { mailboxId: idParam }, who: "a domain mailbox's",
+    base: '/api/domain/mailboxes/:mailboxId/access-tokens',
+    ...common,
+    ownerParams: { mailboxId: idParam },
+    who: "a domain mailbox's",
     govern: ({ principal, params, services }) => services.tokens.domainMailbox(principal, params.mailboxId!),
   }),
 ];

@@ -7,9 +7,15 @@ import { eventPageSchema, listEventsInputSchema } from '../../../core/events/eve
  */
 export const eventRoutes: RouteSpec[] = [
   route({
-    method: 'GET', path: '/api/events', summary: 'Events of one mailbox after an event id, oldest first; resyncRequired when retention removed some.',
-    auth: 'bearer', scope: 'MailboxRead', tokenKinds: ['mailbox', 'domain'],
-    query: listEventsInputSchema, response: eventPageSchema, status: 200,
+    method: 'GET',
+    path: '/api/events',
+    summary: 'Events of one mailbox after an event id, oldest first; resyncRequired when retention removed some.',
+    auth: 'bearer',
+    scope: 'MailboxRead',
+    tokenKinds: ['mailbox', 'domain'],
+    query: listEventsInputSchema,
+    response: eventPageSchema,
+    status: 200,
     handler: ({ principal, query, services }) => services.events.list(principal, query),
   }),
 ];

@@ -8,13 +8,17 @@ import { loginRoutes } from './login.routes.js';
 import { downloadRoutes } from './download.routes.js';
 import { dkimRoutes } from './dkim.routes.js';
 import { waitRoutes } from './wait.routes.js';
+import { searchRoutes } from './search.routes.js';
+import { domainWebhookRoutes, mailboxWebhookRoutes } from './webhooks.routes.js';
 import { eventRoutes } from './events.routes.js';
+import { policyRoutes } from './policy.routes.js';
 
 /** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
 export const allRoutes: readonly RouteSpec[] = [
   ...mailboxRoutes,
   // Before messageRoutes: GET /api/messages/:messageId would otherwise capture /api/messages/wait.
   ...waitRoutes,
+  ...searchRoutes,
   ...messageRoutes,
   ...sendRoutes,
   ...tokenRoutes,
@@ -23,4 +27,7 @@ export const allRoutes: readonly RouteSpec[] = [
   ...downloadRoutes,
   ...dkimRoutes,
   ...eventRoutes,
+  ...policyRoutes,
+  ...domainWebhookRoutes,
+  ...mailboxWebhookRoutes,
 ];

@@ -7,10 +7,16 @@ import { loginInputSchema, loginResultSchema } from '../../../core/mailboxes/mai
  */
 export const loginRoutes: RouteSpec[] = [
   route({
-    method: 'POST', path: '/api/mailbox/auth/login/password', summary: 'Exchange a mailbox address and password for a mailbox token.',
+    method: 'POST',
+    path: '/api/mailbox/auth/login/password',
+    summary: 'Exchange a mailbox address and password for a mailbox token.',
     // No token, so no kind to serve: the authorization matrix only checks that a header is ignored.
-    auth: 'none', tokenKinds: [],
-    body: loginInputSchema, response: loginResultSchema, status: 200, noStore: true,
+    auth: 'none',
+    tokenKinds: [],
+    body: loginInputSchema,
+    response: loginResultSchema,
+    status: 200,
+    noStore: true,
     handler: ({ body, services, remoteIp }) => services.login.login(body, remoteIp),
   }),
 ];

@@ -1,6 +1,11 @@
 import { route } from '../route.js';
 import { readUploadForm } from '../upload-form.js';
-import { replyInputSchema, replyParamsSchema, sendAcceptedSchema, sendInputSchema } from '../../../core/delivery/send.schemas.js';
+import {
+  replyInputSchema,
+  replyParamsSchema,
+  sendAcceptedSchema,
+  sendInputSchema,
+} from '../../../core/delivery/sending/send.schemas.js';
 import { attachmentUploadedSchema } from '../../../core/attachments/attachment.schemas.js';
 
 const idempotencyKeyOf = (header: string): string | undefined => header || undefined;
@@ -8,22 +13,50 @@ const idempotencyKeyOf = (header: string): string | undefined => header || undef
 /** Send, reply (202, queued) and attachment upload (201) (spec, Messages). */
 export const sendRoutes = [
   route({
-    method: 'POST', path: '/api/messages/send', summary: 'Queue a new message (202). Honours Idempotency-Key.',
-    auth: 'bearer', scope: 'MailboxSend', tokenKinds: ['mailbox', 'domain'],
-    body: sendInputSchema, response: sendAcceptedSchema, status: 202,
-    handler: ({ principal, body, services, ctx }) => services.sending.send(principal, body, { idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')) }),
+    method: 'POST',
+    path: '/api/messages/send',
+    summary: 'Queue a new message (202; pending_approval when the policy holds it). Honours Idempotency-Key.',
+    idempotent: true,
+    auth: 'bearer',
+    scope: 'MailboxSend',
+    tokenKinds: ['mailbox', 'domain'],
+    body: sendInputSchema,
+    response: sendAcceptedSchema,
+    status: 202,
+    handler: ({ principal, body, services, ctx }) =>
+      services.sending.send(principal, body, {
+        channel: 'http',
+        idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+      }),
   }),
   route({
-    method: 'POST', path: '/api/messages/:messageId/reply', summary: 'Queue a reply in the parent\'s thread (202). Honours Idempotency-Key.',
-    auth: 'bearer', scope: 'MailboxSend', tokenKinds: ['mailbox', 'domain'],
-    params: replyParamsSchema, body: replyInputSchema, response: sendAcceptedSchema, status: 202,
+    method: 'POST',
+    path: '/api/messages/:messageId/reply',
+    summary: "Queue a reply in the parent's thread (202). Honours Idempotency-Key.",
+    idempotent: true,
+    auth: 'bearer',
+    scope: 'MailboxSend',
+    tokenKinds: ['mailbox', 'domain'],
+    params: replyParamsSchema,
+    body: replyInputSchema,
+    response: sendAcceptedSchema,
+    status: 202,
     handler: ({ principal, params, body, services, ctx }) =>
-      services.sending.reply(principal, params.messageId, body, { idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')) }),
+      services.sending.reply(principal, params.messageId, body, {
+        channel: 'http',
+        idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+      }),
   }),
   route({
-    method: 'POST', path: '/api/messages/attachments', summary: 'Upload one outbound attachment (multipart: mailboxAddress, file).',
-    auth: 'bearer', scope: 'AttachmentWrite', tokenKinds: ['mailbox', 'domain'],
-    body: 'multipart', response: attachmentUploadedSchema, status: 201,
+    method: 'POST',
+    path: '/api/messages/attachments',
+    summary: 'Upload one outbound attachment (multipart: mailboxAddress, file).',
+    auth: 'bearer',
+    scope: 'AttachmentWrite',
+    tokenKinds: ['mailbox', 'domain'],
+    body: 'multipart',
+    response: attachmentUploadedSchema,
+    status: 201,
     handler: async ({ principal, services, ctx }) => {
       services.attachments.authorize(principal);
       const form = await readUploadForm(ctx, services.attachments);

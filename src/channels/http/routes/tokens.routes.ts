@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { route, type RouteInput, type RouteSpec } from '../route.js';
-import type { Governance } from '../../../core/tokens/token.service.js';
+import type { Governance } from '../../../core/tokens/token.views.js';
 import type { Scope, TokenKind } from '../../../core/tokens/scopes.js';
 import {
-  createTokenInputSchema, idParam, tokenCreatedSchema, tokenDeletedSchema, tokenRecordSchema, tokenRevealedSchema,
+  createTokenInputSchema,
+  idParam,
+  tokenCreatedSchema,
+  tokenDeletedSchema,
+  tokenRecordSchema,
+  tokenRevealedSchema,
 } from '../../../core/tokens/token.schemas.js';
 
 interface GovernanceRoutesOptions {
@@ -29,28 +34,57 @@ export function tokenGovernanceRoutes(o: GovernanceRoutesOptions): RouteSpec[] {
   const common = { auth: 'bearer', scope: o.scope, tokenKinds: o.tokenKinds } as const;
   return [
     route({
-      ...common, method: 'GET', path: o.base, summary: `List ${o.who} access tokens.`,
-      params: collection, response: z.array(tokenRecordSchema), status: 200,
+      ...common,
+      method: 'GET',
+      path: o.base,
+      summary: `List ${o.who} access tokens.`,
+      params: collection,
+      response: z.array(tokenRecordSchema),
+      status: 200,
       handler: async (input) => input.services.tokens.list(await o.govern(input)),
     }),
     route({
-      ...common, method: 'POST', path: o.base, summary: `Create a ${o.who} access token (scopes ⊆ caller's, expiry ≤ caller's).`,
-      params: collection, body: createTokenInputSchema, response: tokenCreatedSchema, status: 201, noStore: true,
+      ...common,
+      method: 'POST',
+      path: o.base,
+      summary: `Create a ${o.who} access token (scopes ⊆ caller's, expiry ≤ caller's).`,
+      params: collection,
+      body: createTokenInputSchema,
+      response: tokenCreatedSchema,
+      status: 201,
+      noStore: true,
       handler: async (input) => input.services.tokens.create(await o.govern(input), input.body),
     }),
     route({
-      ...common, method: 'POST', path: `${o.base}/:tokenId/reveal`, summary: 'Reveal the plaintext while it is still available (else 409).',
-      params: item, response: tokenRevealedSchema, status: 200, noStore: true,
-      handler: async (input) => input.services.tokens.reveal(await o.govern(input), input.params.tokenId, input.remoteIp),
+      ...common,
+      method: 'POST',
+      path: `${o.base}/:tokenId/reveal`,
+      summary: 'Reveal the plaintext while it is still available (else 409).',
+      params: item,
+      response: tokenRevealedSchema,
+      status: 200,
+      noStore: true,
+      handler: async (input) =>
+        input.services.tokens.reveal(await o.govern(input), input.params.tokenId, input.remoteIp),
     }),
     route({
-      ...common, method: 'POST', path: `${o.base}/:tokenId/disable`, summary: 'Disable a token; it answers 401 from now on.',
-      params: item, response: tokenRecordSchema, status: 200,
+      ...common,
+      method: 'POST',
+      path: `${o.base}/:tokenId/disable`,
+      summary: 'Disable a token; it answers 401 from now on.',
+      params: item,
+      response: tokenRecordSchema,
+      status: 200,
       handler: async (input) => input.services.tokens.disable(await o.govern(input), input.params.tokenId),
     }),
     route({
-      ...common, method: 'DELETE', path: `${o.base}/:tokenId`, summary: 'Delete a token record.',
-      params: item, response: tokenDeletedSchema, status: 200,
+      ...common,
+      method: 'DELETE',
+      path: `${o.base}/:tokenId`,
+      summary: 'Delete a token record.',
+      params: item,
+      response: tokenDeletedSchema,
+      status: 200,
       handler: async (input) => input.services.tokens.remove(await o.govern(input), input.params.tokenId),
     }),
   ];
@@ -58,6 +92,10 @@ export function tokenGovernanceRoutes(o: GovernanceRoutesOptions): RouteSpec[] {
 
 /** Token self-governance (spec): a mailbox token with TokenManage; a domain token gets 403. */
 export const tokenRoutes: RouteSpec[] = tokenGovernanceRoutes({
-  base: '/api/mailbox/access-tokens', scope: 'TokenManage', tokenKinds: ['mailbox'], ownerParams: {}, who: "the calling mailbox's",
+  base: '/api/mailbox/access-tokens',
+  scope: 'TokenManage',
+  tokenKinds: ['mailbox'],
+  ownerParams: {},
+  who: "the calling mailbox's",
   govern: ({ principal, services }) => services.tokens.self(principal),
 });

@@ -12,7 +12,10 @@ export const deleteMessagesTool = defineTool({
     'Each id succeeds or fails on its own: succeededItems holds { messageId, deletedAtTs, alreadyDeleted } (alreadyDeleted ' +
     'true when it was deleted before), failedItems holds { messageId, code: 404, errMsg }. Needs the MailboxDelete scope. ' +
     ERRORS_NOTE,
-  input: describeFields(bulkDeleteInputSchema, { ids: 'messageId values, 1..1000.', mailboxAddress: MAILBOX_ADDRESS_BY_ID }),
+  input: describeFields(bulkDeleteInputSchema, {
+    ids: 'messageId values, 1..1000.',
+    mailboxAddress: MAILBOX_ADDRESS_BY_ID,
+  }),
   output: bulkDeleteResultSchema,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.messages.bulkDelete(principal, input),

@@ -9,11 +9,29 @@ import { deleteMessagesTool } from './delete-messages.js';
 import { uploadAttachmentTool } from './upload-attachment.js';
 import { listMailboxesTool } from './list-mailboxes.js';
 import { waitForMessageTool } from './wait-for-message.js';
+import { listPendingApprovalsTool } from './list-pending-approvals.js';
+import { decideApprovalTool } from './decide-approval.js';
+import { searchMessagesTool } from './search-messages.js';
+import { getVerificationCodeTool } from './get-verification-code.js';
+import { getAttachmentTool } from './get-attachment.js';
 
 /** Every tool, in the order tools/list shows them. Only upload_attachment depends on config (its size cap). */
 export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
   return [
-    listMessagesTool, getMessageTool, getThreadTool, sendMailTool, replyMessageTool, setReadStateTool, deleteMessagesTool,
-    uploadAttachmentTool(limits.maxAttachmentBytes), listMailboxesTool, waitForMessageTool,
+    listMessagesTool,
+    getMessageTool,
+    getThreadTool,
+    sendMailTool,
+    replyMessageTool,
+    setReadStateTool,
+    deleteMessagesTool,
+    uploadAttachmentTool(limits.maxAttachmentBytes),
+    listMailboxesTool,
+    waitForMessageTool,
+    listPendingApprovalsTool,
+    decideApprovalTool,
+    searchMessagesTool,
+    getVerificationCodeTool,
+    getAttachmentTool,
   ] as unknown as McpTool[];
 }

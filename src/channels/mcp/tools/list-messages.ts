@@ -15,7 +15,8 @@ export const listMessagesTool = defineTool({
   input: describeFields(listMessagesInputSchema, {
     mailboxAddress: MAILBOX_ADDRESS_ACTING,
     limit: 'Page size, 1..200. Default 100.',
-    cursor: 'nextCursor of the previous page, unchanged. Omit for the first page. A cursor only works with the same mailbox and direction.',
+    cursor:
+      'nextCursor of the previous page, unchanged. Omit for the first page. A cursor only works with the same mailbox and direction.',
     direction: '"inbound" (received mail) or "outbound" (mail this mailbox sent). Omit for both.',
   }),
   output: messagePageSchema,

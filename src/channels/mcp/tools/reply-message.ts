@@ -1,4 +1,8 @@
-import { replyInputSchema, replyParamsSchema, sendAcceptedSchema } from '../../../core/delivery/send.schemas.js';
+import {
+  replyInputSchema,
+  replyParamsSchema,
+  sendAcceptedSchema,
+} from '../../../core/delivery/sending/send.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { MESSAGE_ID } from './fields.js';
 import { idempotencyKeyArgument, OUTGOING_FIELDS, SEND_LIMITS_NOTE } from './send-mail.js';
@@ -16,8 +20,12 @@ export const replyMessageTool = defineTool({
     ...OUTGOING_FIELDS,
     toAddress: 'Optional: one address or a list; replaces the default recipients.',
     subject: 'Optional: replaces the default "Re: <original subject>".',
-  }).safeExtend({ messageId: replyParamsSchema.shape.messageId.describe(`The message to answer. ${MESSAGE_ID}`), idempotencyKey: idempotencyKeyArgument }),
+  }).safeExtend({
+    messageId: replyParamsSchema.shape.messageId.describe(`The message to answer. ${MESSAGE_ID}`),
+    idempotencyKey: idempotencyKeyArgument,
+  }),
   output: sendAcceptedSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  run: ({ messageId, idempotencyKey, ...input }, { principal, services }) => services.sending.reply(principal, messageId, input, { idempotencyKey }),
+  run: ({ messageId, idempotencyKey, ...input }, { principal, services }) =>
+    services.sending.reply(principal, messageId, input, { channel: 'mcp', idempotencyKey }),
 });

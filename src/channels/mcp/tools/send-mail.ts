@@ -1,4 +1,8 @@
-import { idempotencyKeySchema, sendAcceptedSchema, sendInputSchema } from '../../../core/delivery/send.schemas.js';
+import {
+  idempotencyKeySchema,
+  sendAcceptedSchema,
+  sendInputSchema,
+} from '../../../core/delivery/sending/send.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { MAILBOX_ADDRESS_ACTING } from './fields.js';
 
@@ -7,33 +11,42 @@ export const OUTGOING_FIELDS = {
   mailboxAddress: MAILBOX_ADDRESS_ACTING,
   ccAddresses: 'Cc addresses (a list). Duplicates collapse.',
   bccAddresses: 'Bcc addresses (a list); recipients do not see them.',
-  attachmentIds: 'attachmentUploadId values from upload_attachment (at most 100). Each upload can be attached once, by the mailbox that uploaded it.',
-  bodyText: 'Plain-text body (up to 1,048,576 characters). bodyText or bodyHtml is required; an empty string is allowed.',
+  attachmentIds:
+    'attachmentUploadId values from upload_attachment (at most 100). Each upload can be attached once, by the mailbox that uploaded it.',
+  bodyText:
+    'Plain-text body (up to 1,048,576 characters). bodyText or bodyHtml is required; an empty string is allowed.',
   bodyHtml: 'HTML body (up to 1,048,576 characters). With bodyText too, the mail carries both (text+html).',
 } as const;
 
 /** HTTP's Idempotency-Key header, as an argument (MCP has no per-call headers). */
-export const idempotencyKeyArgument = idempotencyKeySchema.optional().describe(
-  'Optional retry key, 1..200 visible ASCII characters, per mailbox. Retrying with the same key and the same arguments returns the ' +
-  'first result without sending again (and costs no rate-limit budget); the same key with different arguments is error 409. ' +
-  'Use a fresh key per distinct message.',
-);
+export const idempotencyKeyArgument = idempotencyKeySchema
+  .optional()
+  .describe(
+    'Optional retry key, 1..200 visible ASCII characters, per mailbox. Retrying with the same key and the same arguments returns the ' +
+      'first result without sending again (and costs no rate-limit budget); the same key with different arguments is error 409. ' +
+      'Use a fresh key per distinct message.',
+  );
 
 export const SEND_LIMITS_NOTE =
   'The answer status "queued" means accepted and stored, NOT delivered: delivery happens afterwards; read the outcome later with ' +
   'get_message (deliveryStatus queued, deferred, delivered or failed). Sending is rate limited per mailbox (error 429 with ' +
   'retryAfterSeconds: wait that long, then retry with the same idempotencyKey). At least one recipient; To + Cc + Bcc together ' +
   'at most the server limit (100 by default); subject at most 998 characters. Needs the MailboxSend scope. Errors come back as ' +
-  'isError with text {"code", "errMsg"}: 400 invalid argument or unknown attachment, 403 missing scope, 404 unknown mailbox, ' +
-  '409 idempotencyKey reused with other arguments, 429 rate limit.';
+  'isError with text {"code", "errorCode", "errMsg"}: 400 invalid argument or unknown attachment, 403 missing scope, ' +
+  "404 unknown mailbox, 409 idempotencyKey reused with other arguments, 429 rate limit. The mailbox's outbound policy " +
+  'applies: a refused recipient is error 403 naming the rule (e.g. blockedRecipients, externalSending, ' +
+  'maxNewRecipientsPerDay); a reply to an automatic or bulk message is 403 (autoReplyGuard); too many replies to one ' +
+  'counterparty in an hour is 429. When the policy requires approval the status is "pending_approval": the mail waits ' +
+  'for a person to approve it (see list_pending_approvals); do not resend it.';
 
 /** POST /api/messages/send. */
 export const sendMailTool = defineTool({
   name: 'send_mail',
   title: 'Send an e-mail',
   description:
-    'Send a new e-mail from a mailbox of this service (From is the mailbox\'s address and display name). Starts a new thread; ' +
-    'to answer a message use reply_message instead. ' + SEND_LIMITS_NOTE,
+    "Send a new e-mail from a mailbox of this service (From is the mailbox's address and display name). Starts a new thread; " +
+    'to answer a message use reply_message instead. ' +
+    SEND_LIMITS_NOTE,
   input: describeFields(sendInputSchema, {
     ...OUTGOING_FIELDS,
     toAddress: 'One address, or a list of addresses.',
@@ -41,5 +54,6 @@ export const sendMailTool = defineTool({
   }).safeExtend({ idempotencyKey: idempotencyKeyArgument }),
   output: sendAcceptedSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  run: ({ idempotencyKey, ...input }, { principal, services }) => services.sending.send(principal, input, { idempotencyKey }),
+  run: ({ idempotencyKey, ...input }, { principal, services }) =>
+    services.sending.send(principal, input, { channel: 'mcp', idempotencyKey }),
 });

@@ -1,4 +1,9 @@
-import { waitInputSchema, waitResultSchema, WAIT_DEFAULT_MS, WAIT_MAX_MS } from '../../../core/messages/wait.schemas.js';
+import {
+  waitInputSchema,
+  waitResultSchema,
+  WAIT_DEFAULT_MS,
+  WAIT_MAX_MS,
+} from '../../../core/messages/wait.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 
@@ -17,7 +22,7 @@ export const waitForMessageTool = defineTool({
     `${WAIT_DEFAULT_MS} ms, at most ${WAIT_MAX_MS} ms). Made for sign-up and one-time-code flows: ` +
     '(1) call it with timeoutMs 0 to get the current eventId, (2) trigger the e-mail (e.g. submit the sign-up form), ' +
     '(3) call it again with sinceEventId = that eventId and a from / subjectContains filter, repeating while timedOut is true ' +
-    'and passing each answer\'s eventId on. Without sinceEventId only mail arriving after the call counts. On a match it returns ' +
+    "and passing each answer's eventId on. Without sinceEventId only mail arriving after the call counts. On a match it returns " +
     'the message summary (call get_message for the body) and its eventId; pass that eventId as sinceEventId to wait for the ' +
     'next one without seeing this one again. On timeout: message null, timedOut true. Needs the MailboxRead scope. ' +
     ERRORS_NOTE,
@@ -34,7 +39,13 @@ export const waitForMessageTool = defineTool({
   run: async (input, { principal, services, signal, progress }) => {
     const started = performance.now();
     const ticker = progress
-      ? setInterval(() => void progress(Math.round(performance.now() - started), input.timeoutMs, 'waiting for a message').catch(() => undefined), PROGRESS_EVERY_MS)
+      ? setInterval(
+          () =>
+            void progress(Math.round(performance.now() - started), input.timeoutMs, 'waiting for a message').catch(
+              () => undefined,
+            ),
+          PROGRESS_EVERY_MS,
+        )
       : undefined;
     try {
       return await services.waits.wait(principal, input, { signal });

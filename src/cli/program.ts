@@ -1,0 +1,88 @@
+import path from 'node:path';
+import { Command } from 'commander';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { adminCommands } from './admin-commands.js';
+
+/** Exit status once the command finished; long-running commands (serve, operator) never set it. */
+let exitCode: number | null = null;
+
+const program = new Command('mailbox')
+  .description('Multi-tenant e-mail service for integrations and AI agents (HTTP API, MCP, SMTP, Socket.IO).')
+  .showHelpAfterError('(run `mailbox --help` for the commands)')
+  .configureOutput({ outputError: (text, write) => write(text) });
+
+program
+  .command('serve')
+  .description('run the service (every role by default; configuration from the environment, see README)')
+  .option('--roles <list>', 'comma list of roles: api, smtp, realtime, worker')
+  .action(async (opts: { roles?: string }) => {
+    // Loaded by the command that needs them, so `mailbox --help` answers at once.
+    const { parseRoles, startRuntime } = await import('../main.js');
+    const { startTracing, stopTracing } = await import('../telemetry/tracing.js');
+    const { startupBanner } = await import('./banner.js');
+    const config = loadConfig();
+    startTracing();
+    const roles = parseRoles(opts.roles ?? config.MAILBOX_ROLES);
+    const runtime = await startRuntime(config, { roles });
+    // On a terminal, or where `make run` asks for it; never into a log collector's stream by surprise.
+    if (process.stderr.isTTY || process.env.MAILBOX_BANNER === 'true')
+      process.stderr.write(startupBanner(config, runtime, roles));
+    const stop = async (signal: string) => {
+      runtime.services.log.info('shutdown', { signal });
+      await runtime.close();
+      await stopTracing();
+      process.exit(0);
+    };
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.once('SIGINT', () => void stop('SIGINT'));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations and exit')
+  .action(async () => {
+    const { openOrm, migrate } = await import('../storage/orm.js');
+    const config = loadConfig();
+    const orm = await openOrm({
+      databaseUrl: config.DATABASE_URL,
+      pgliteDir: config.DATABASE_URL ? undefined : path.join(config.dataDir, 'pglite'),
+      lockAs: { command: 'migrate', resourcesDir: null },
+    });
+    const applied = await migrate(orm);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
+    await orm.close();
+    exitCode = 0;
+  });
+
+program
+  .command('apply')
+  .description('apply Domain/Mailbox manifests once and exit')
+  .requiredOption('-f, --file <file|dir>', 'a YAML manifest file or a directory of them')
+  .action(async (opts: { file: string }) => {
+    const { applyManifestsOnce } = await import('../apply-command.js');
+    console.log(await applyManifestsOnce(loadConfig(), path.resolve(opts.file)));
+    exitCode = 0;
+  });
+
+program
+  .command('operator')
+  .description('reconcile Domain/Mailbox custom resources in Kubernetes')
+  .action(async () => {
+    // Loaded only here: the other commands never load the Kubernetes client.
+    const { runOperatorCommand } = await import('../../operator/src/operator-command.js');
+    await runOperatorCommand(loadConfig());
+  });
+
+adminCommands(program, (code) => (exitCode = code));
+
+try {
+  // A bare `mailbox` shows the help and succeeds, as before commander.
+  if (process.argv.length <= 2) program.help();
+  await program.parseAsync(process.argv);
+  if (exitCode !== null) process.exit(exitCode);
+} catch (err) {
+  // One line, no stack: start-up errors are configuration problems an operator must read.
+  const message = err instanceof Error ? err.message : String(err);
+  console.error(`mailbox: ${err instanceof ConfigError ? message : message.split('\n')[0]}`);
+  process.exit(1);
+}

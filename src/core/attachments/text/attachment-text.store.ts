@@ -1,0 +1,27 @@
+import { sql, type Database } from '../../../storage/database.js';
+
+export interface CachedText {
+  status: 'ok' | 'failed';
+  text: string | null;
+  truncated: boolean;
+  error_code: string | null;
+  error_detail: string | null;
+  created_at: string;
+}
+
+export async function cachedText(db: Database, attachmentId: string): Promise<CachedText | undefined> {
+  return db.one(sql<CachedText>`select status, text, truncated, error_code, error_detail, created_at
+    from attachment_text where attachment_id = ${attachmentId}`);
+}
+
+/** The first result wins: two requests extracting the same file at once store one row. */
+export async function storeText(
+  db: Database,
+  attachmentId: string,
+  row: Omit<CachedText, 'created_at'>,
+  at: Date,
+): Promise<void> {
+  await db.one(sql`insert into attachment_text (attachment_id, status, text, truncated, error_code, error_detail, created_at)
+    values (${attachmentId}, ${row.status}, ${row.text}, ${row.truncated}, ${row.error_code}, ${row.error_detail}, ${at})
+    on conflict (attachment_id) do nothing`);
+}

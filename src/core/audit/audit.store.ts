@@ -1,0 +1,70 @@
+import { ID_PREFIX, newId } from '../ids.js';
+import { sql, type Database, type Sql } from '../../storage/database.js';
+import type { Channel, Decision } from './audit.schemas.js';
+
+/** One audit record as written: never a token, never a body. */
+export interface AuditRecord {
+  mailboxId: string;
+  domainId: string;
+  tokenId: string | null;
+  channel: Channel;
+  decision: Decision;
+  rule: string | null;
+  reason: string | null;
+  recipientCount: number;
+  newRecipientCount?: number;
+  messageId: string | null;
+  at: Date;
+}
+
+export interface AuditRow {
+  id: string;
+  mailbox_id: string;
+  mailbox_address: string;
+  token_id: string | null;
+  channel: Channel;
+  decision: Decision;
+  rule: string | null;
+  reason: string | null;
+  recipient_count: number;
+  new_recipient_count: number;
+  message_id: string | null;
+  created_at: string;
+}
+
+/** Which entries a caller may read: one mailbox, or every mailbox of a domain. */
+export type AuditScope = { mailboxId: string } | { domainId: string };
+
+export class AuditStore {
+  constructor(private readonly db: Database) {}
+
+  /** Inside the caller's transaction when a decision commits with it (held, approved …), else alone. */
+  async append(r: AuditRecord, trx?: Sql): Promise<void> {
+    const q = sql`insert into audit_entry (id, mailbox_id, domain_id, token_id, channel, decision, rule, reason,
+        recipient_count, new_recipient_count, message_id, created_at)
+      values (${newId(ID_PREFIX.audit, r.at.getTime())}, ${r.mailboxId}, ${r.domainId}, ${r.tokenId}, ${r.channel},
+        ${r.decision}, ${r.rule}, ${r.reason?.slice(0, 2000) ?? null}, ${r.recipientCount}, ${r.newRecipientCount ?? 0},
+        ${r.messageId}, ${r.at})`;
+    if (trx) await q.execute(trx);
+    else await this.db.rows(q);
+  }
+
+  /** Newest first, keyset-paged on (created_at, id) over audit_entry_mailbox_idx / audit_entry_domain_idx. */
+  page(scope: AuditScope, after: { t: number; i: string } | null, limit: number): Promise<AuditRow[]> {
+    const where = 'mailboxId' in scope ? sql`a.mailbox_id = ${scope.mailboxId}` : sql`a.domain_id = ${scope.domainId}`;
+    const below = after
+      ? sql`and (a.created_at, a.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)`
+      : sql``;
+    return this.db.rows(sql<AuditRow>`select a.*, mb.address as mailbox_address from audit_entry a
+      join mailbox mb on mb.id = a.mailbox_id
+      where ${where} ${below}
+      order by a.created_at desc, a.id desc limit ${limit}`);
+  }
+
+  /** Retention like the event log (EVENT_RETENTION); batched so one sweep never holds a long lock. */
+  async prune(before: Date, batch = 5000): Promise<number> {
+    const rows = await this.db.rows(sql<{ id: string }>`delete from audit_entry where id in (
+      select id from audit_entry where created_at < ${before} limit ${batch}) returning id`);
+    return rows.length;
+  }
+}

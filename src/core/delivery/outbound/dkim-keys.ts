@@ -1,0 +1,83 @@
+import { generateKeyPairSync } from 'node:crypto';
+import type { Clock } from '../../time.js';
+import type { TokenCipher } from '../../tokens/token-cipher.js';
+import type { Principal } from '../../auth/principal.js';
+import { requireDomainToken, requireScope } from '../../auth/access.js';
+import { sql, type Database } from '../../../storage/database.js';
+
+export interface DkimKey {
+  domain: string;
+  selector: string;
+  privateKeyPem: string;
+  publicKey: string;
+}
+
+/** The DNS record a domain publishes so receivers can verify our signatures (RFC 6376 §3.6.1). */
+export interface DkimRecord {
+  domain: string;
+  selector: string;
+  name: string;
+  type: 'TXT';
+  value: string;
+}
+
+/**
+ * One DKIM key per hosted domain (RSA 2048, rsa-sha256: what every receiver verifies; RFC 8301),
+ * generated the first time the domain needs it. The private key is stored encrypted under the
+ * server key, bound to the domain id; concurrent first uses agree on one key (insert, then read).
+ */
+export class DkimKeys {
+  constructor(
+    private readonly db: Database,
+    private readonly cipher: TokenCipher,
+    private readonly clock: Clock,
+  ) {}
+
+  async forDomain(domainId: string): Promise<DkimKey> {
+    const row = (await this.load(domainId)) ?? (await this.create(domainId));
+    return {
+      domain: row.name,
+      selector: row.selector,
+      privateKeyPem: this.cipher.decrypt(row.private_key_cipher, `dkim:${domainId}`),
+      publicKey: row.public_key,
+    };
+  }
+
+  /** GET /api/domain/dkim: the record of the caller's own domain (domain token, DomainManage). */
+  async recordFor(principal: Principal): Promise<DkimRecord> {
+    requireDomainToken(principal);
+    requireScope(principal, 'DomainManage');
+    return this.record(principal.domainId);
+  }
+
+  async record(domainId: string): Promise<DkimRecord> {
+    const key = await this.forDomain(domainId);
+    return {
+      domain: key.domain,
+      selector: key.selector,
+      name: `${key.selector}._domainkey.${key.domain}`,
+      type: 'TXT',
+      value: `v=DKIM1; k=rsa; p=${key.publicKey}`,
+    };
+  }
+
+  private async load(domainId: string) {
+    return this.db.one(sql<{ name: string; selector: string; private_key_cipher: string; public_key: string }>`
+      select d.name, k.selector, k.private_key_cipher, k.public_key from dkim_key k join domain d on d.id = k.domain_id where k.domain_id = ${domainId}`);
+  }
+
+  private async create(domainId: string) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const now = this.clock.now();
+    // A dated selector lets a later rotation publish the next key beside this one.
+    const selector = `mbx${now.toISOString().slice(0, 7).replace('-', '')}`;
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pub = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    await this.db
+      .rows(sql`insert into dkim_key (domain_id, selector, algorithm, private_key_cipher, public_key, created_at)
+      values (${domainId}, ${selector}, 'rsa-sha256', ${this.cipher.encrypt(pem, `dkim:${domainId}`)}, ${pub}, ${now}) on conflict (domain_id) do nothing`);
+    const row = await this.load(domainId);
+    if (!row) throw new Error(`domain ${domainId} does not exist`);
+    return row;
+  }
+}

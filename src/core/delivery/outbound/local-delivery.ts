@@ -1,0 +1,99 @@
+import { sql, type Database } from '../../../storage/database.js';
+import type { MailboxEvent } from '../../events/event-log.js';
+import type { AttachmentFile } from '../../attachments/attachment.store.js';
+import type { InboundStore } from '../receiving/inbound-store.js';
+import { lockUnfinishedRecipient, setRecipientStatus } from './delivery-status.js';
+
+/** The sender's outbound row, as every recipient's copy is built from it. */
+export interface OutboundMessage {
+  id: string;
+  mailboxId: string;
+  fromAddress: string;
+  fromDisplayName: string;
+  to: string[];
+  cc: string[];
+  subject: string;
+  bodyText: string | null;
+  bodyHtml: string | null;
+  internetMessageId: string | null;
+  /** The In-Reply-To msg-id (the last References entry of a reply), or null. */
+  inReplyTo: string | null;
+  references: string[];
+  sentAt: Date | null;
+  attachments: AttachmentFile[];
+}
+
+export interface PendingRecipient {
+  id: string;
+  address: string;
+}
+
+/**
+ * Delivers one recipient into a hosted mailbox. The inbound copy and the recipient's status
+ * change commit in one transaction, and the recipient row is locked and re-checked first, so a
+ * crash, an expired lease or a second worker can never deliver it twice. Bcc is never copied.
+ */
+export async function deliverLocally(
+  db: Database,
+  inbound: InboundStore,
+  message: OutboundMessage,
+  recipient: PendingRecipient,
+  targetMailboxId: string,
+  at: Date,
+): Promise<MailboxEvent[]> {
+  return db.tx(async (trx) => {
+    if (!(await lockUnfinishedRecipient(trx, recipient.id))) return [];
+    // Mailbox rows in id order: sender and recipient mailboxes are both written (events,
+    // counters), and a fixed order keeps two opposite local deliveries from deadlocking.
+    // Lock order throughout: recipient and message rows, then mailboxes, then threads.
+    await sql`select id from mailbox where id = any(${[message.mailboxId, targetMailboxId]}::text[]) order by id for update`.execute(
+      trx,
+    );
+    const events: MailboxEvent[] = [];
+    // Two addresses of one mailbox (primary and alias) get one copy, not two.
+    const existing =
+      message.internetMessageId === null
+        ? undefined
+        : (
+            await sql<{ id: string }>`select id from message
+      where mailbox_id = ${targetMailboxId} and direction = 'inbound' and internet_message_id = ${message.internetMessageId} limit 1`.execute(
+              trx,
+            )
+          ).rows[0];
+    if (!existing) {
+      const stored = await inbound.store(trx, {
+        mailboxId: targetMailboxId,
+        from: message.fromAddress,
+        fromDisplayName: message.fromDisplayName,
+        to: message.to,
+        cc: message.cc,
+        subject: message.subject,
+        bodyText: message.bodyText,
+        bodyHtml: message.bodyHtml,
+        internetMessageId: message.internetMessageId,
+        inReplyTo: message.inReplyTo,
+        references: message.references,
+        attachments: message.attachments,
+        receivedAt: at,
+        sentAt: message.sentAt,
+      });
+      events.push(...stored.events);
+    }
+    events.push(await setRecipientStatus(trx, message, recipient, 'delivered', '250 2.0.0 Delivered locally', at));
+    return events;
+  });
+}
+
+/** Marks a recipient permanently failed with the reply a remote server would have given. */
+export async function failRecipient(
+  db: Database,
+  message: OutboundMessage,
+  recipient: PendingRecipient,
+  reply: string,
+  at: Date,
+): Promise<MailboxEvent[]> {
+  return db.tx(async (trx) => {
+    if (!(await lockUnfinishedRecipient(trx, recipient.id))) return [];
+    return [await setRecipientStatus(trx, message, recipient, 'failed', reply, at)];
+  });
+}

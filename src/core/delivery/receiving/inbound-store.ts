@@ -1,0 +1,130 @@
+import { sql, type Database, type Sql } from '../../../storage/database.js';
+import type { EventBus } from '../../events/event-bus.js';
+import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import { ID_PREFIX, newId } from '../../ids.js';
+import type { Clock } from '../../time.js';
+import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
+import { bodyFormatOf } from '../sending/outbound-store.js';
+import { extractMessage } from '../../extraction/extract.js';
+import { cleanMessageIds, createThread, findParentByMessageIds, inboundReferences, touchThread } from '../threading.js';
+
+/** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
+export interface InboundMessage {
+  mailboxId: string;
+  from: string;
+  fromDisplayName?: string | null;
+  to: string[];
+  cc?: string[];
+  subject: string;
+  bodyText: string | null;
+  bodyHtml: string | null;
+  /** Message-ID, In-Reply-To and References headers as received; malformed ids are ignored. */
+  internetMessageId: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  /** Blobs already in the blob store (parsed MIME parts, or a local sender's uploads). */
+  attachments?: AttachmentFile[];
+  rawBlobKey?: string | null;
+  receivedAt: Date;
+  /** The Date header, when known. */
+  sentAt?: Date | null;
+  /** SPF/DKIM/DMARC verdicts (SMTP inbound). */
+  authResults?: Record<string, unknown> | null;
+  /** URLs of the List-Unsubscribe header (SMTP inbound), for link extraction. */
+  listUnsubscribe?: readonly string[];
+}
+
+export interface StoredInbound {
+  messageId: string;
+  threadId: string;
+  /** Already appended to the log; publish them after the transaction commits. */
+  events: MailboxEvent[];
+}
+
+/**
+ * The one place an inbound message is written. It joins the thread of the newest message of
+ * the same mailbox that its In-Reply-To / References name (RFC 5322 §3.6.4), else opens one.
+ */
+export class InboundStore {
+  constructor(
+    protected readonly db: Database,
+    protected readonly bus: EventBus,
+    protected readonly clock: Clock,
+  ) {}
+
+  /**
+   * With `trx` the caller owns the transaction and must publish `events` after its commit (local
+   * delivery commits the copy together with the recipient's status). Without, this commits and
+   * publishes itself.
+   */
+  async store(trx: Sql | undefined, message: InboundMessage): Promise<StoredInbound> {
+    if (trx) return this.write(trx, message);
+    const stored = await this.db.tx((t) => this.write(t, message));
+    await this.bus.publish(stored.events).catch(() => undefined); // the log is the truth; replay heals a lost publish
+    return stored;
+  }
+
+  private async write(trx: Sql, m: InboundMessage): Promise<StoredInbound> {
+    const now = this.clock.now();
+    // Mailbox row first, thread after: the lock order every writer here keeps (see local-delivery).
+    const mailbox = (
+      await sql<{ address: string }>`select address from mailbox where id = ${m.mailboxId} for update`.execute(trx)
+    ).rows[0];
+    if (!mailbox) throw new Error(`mailbox ${m.mailboxId} does not exist`);
+    const references = inboundReferences(m.inReplyTo, m.references);
+    const parent = await findParentByMessageIds(trx, m.mailboxId, references);
+    const inReplyTo = cleanMessageIds([m.inReplyTo])[0] ?? null;
+    const messageId = newId(ID_PREFIX.message, now.getTime());
+    let threadId: string;
+    if (parent) {
+      threadId = parent.threadId;
+      await touchThread(trx, threadId, now);
+    } else {
+      threadId = newId(ID_PREFIX.thread, now.getTime());
+      await createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now });
+    }
+    const attachments = m.attachments ?? [];
+    const internetMessageId = cleanMessageIds([m.internetMessageId])[0] ?? null;
+    // inReplyToMessageId names the parent only when it is the In-Reply-To message itself.
+    const inReplyToMessageId = parent && parent.internetMessageId === inReplyTo ? parent.id : null;
+    const fromDisplayName = (m.fromDisplayName ?? '').slice(0, 200);
+    // Codes, links and reply text, found once here so every read is free (docs/api.md, "Extraction").
+    const extracted = extractMessage(m);
+    await sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
+        to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
+        raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
+        auth_results, extracted, created_at, received_at, sent_at)
+      values (${messageId}, ${m.mailboxId}, ${threadId}, 'inbound', ${m.subject}, ${m.from}, ${fromDisplayName},
+        ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], ${mailbox.address}, ${attachments.length},
+        ${m.bodyText}, ${m.bodyHtml}, ${bodyFormatOf(m.bodyText, m.bodyHtml)},
+        ${m.rawBlobKey ?? null}, ${internetMessageId}, ${inReplyToMessageId}, ${references}::text[], false, null,
+        ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb, ${now}, ${m.receivedAt}, ${m.sentAt ?? null})`.execute(
+      trx,
+    );
+    for (const a of attachments) await insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now });
+    await sql`update mailbox set inbound_count = inbound_count + 1 where id = ${m.mailboxId}`.execute(trx);
+    const event = await appendEvent(
+      trx,
+      m.mailboxId,
+      'message.received',
+      {
+        messageId,
+        threadId,
+        direction: 'inbound',
+        subject: m.subject,
+        fromAddress: m.from,
+        fromDisplayName,
+        toAddresses: m.to,
+        ccAddresses: m.cc ?? [],
+        attachmentCount: attachments.length,
+        inReplyToMessageId,
+        receivedAtTs: m.receivedAt.getTime(),
+        // CONTRACT, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
+        origin: m.authResults ? 'external' : 'internal',
+        authenticated: !m.authResults || (m.authResults as { dmarc?: { result?: string } }).dmarc?.result === 'pass',
+      },
+      now,
+    );
+    return { messageId, threadId, events: [event] };
+  }
+}

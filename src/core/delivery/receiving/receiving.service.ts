@@ -1,0 +1,218 @@
+import { Readable, pipeline } from 'node:stream';
+import { AppError } from '../../errors.js';
+import { assertRecipientCap } from '../recipient-cap.js';
+import { ID_PREFIX, newId } from '../../ids.js';
+import { isAddress, normalizeAddress } from '../../address.js';
+import type { Clock } from '../../time.js';
+import type { Logger } from '../../logger.js';
+import type { EventBus } from '../../events/event-bus.js';
+import type { MailboxEvent } from '../../events/event-log.js';
+import type { Database } from '../../../storage/database.js';
+import type { BlobStore } from '../../../storage/blobs/blob-store.js';
+import { isStorageUnavailable } from '../../../storage/errors.js';
+import { parseMime } from '../../mail/mime-parse.js';
+import { verifyAuthentication, type AuthVerdict } from '../../mail/auth-verdict.js';
+import { OurAuthResultsFilter } from '../../mail/auth-results-filter.js';
+import { allFromAddresses } from '../../mail/author-fields.js';
+import { hostedDomains } from './hosted-dkim.js';
+import { tee } from '../../mail/tee.js';
+import type { InboundStore } from './inbound-store.js';
+import type { DnsLookup } from '../dns-resolver.js';
+import { routeRecipient } from '../recipient-routing.js';
+
+export interface InboundEnvelope {
+  /** MAIL FROM; empty for the null sender of bounces (RFC 5321 §4.5.5). */
+  mailFrom: string;
+  recipients: readonly { address: string; mailboxId: string }[];
+  clientAddress: string;
+  helo: string;
+  tls: boolean;
+}
+
+/**
+ * Inbound mail on the MX port (25) as core use cases: which recipients are ours (never a relay),
+ * and storing an accepted message in every mailbox it reaches, in one transaction, through the
+ * InboundStore (threading, counters, message.received), with its SPF/DKIM/DMARC verdicts.
+ */
+export class ReceivingService {
+  constructor(
+    private readonly db: Database,
+    private readonly blobs: BlobStore,
+    private readonly inbound: InboundStore,
+    private readonly bus: EventBus,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly resolver: DnsLookup,
+    private readonly options: { hostname: string; maxRecipients: number },
+  ) {}
+
+  /**
+   * RCPT TO: the primary address or an active alias of an enabled mailbox (550 5.1.1 for an
+   * unknown local part of a hosted domain); any other domain, address literals included, is
+   * 550 5.7.1. Percent hacks and bang paths are plain local parts here, so they are unknown.
+   */
+  async checkRecipient(address: string, alreadyAccepted: number): Promise<{ address: string; mailboxId: string }> {
+    assertRecipientCap(alreadyAccepted + 1, this.options.maxRecipients, 'RCPT TO');
+    const normalized = normalizeAddress(address);
+    if (/@\[.*\]$/.test(normalized)) throw new AppError('RELAY_DENIED');
+    if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
+    const route = await routeRecipient(this.db, normalized);
+    if (route.kind === 'local') return { address: normalized, mailboxId: route.mailboxId };
+    throw new AppError(route.kind === 'unknown-local' ? 'MAILBOX_UNKNOWN' : 'RELAY_DENIED');
+  }
+
+  /**
+   * DATA: the raw message is stored (with any Authentication-Results of our authserv-id removed),
+   * parsed under the MIME caps and verified, all while it arrives. Mail whose From names a domain
+   * hosted here must carry a valid DKIM signature of that domain by our key (HOSTED_SENDER_UNSIGNED,
+   * 550 5.7.1). The stored raw message then gets our Authentication-Results (RFC 8601,
+   * authserv-id = SMTP_HOSTNAME) and Received (RFC 5321 §4.4) fields on top: one more copy of
+   * the bytes, as the verdict is only known at the end. One copy per distinct mailbox commits in
+   * one transaction. Resolves after the commit; on failure nothing stays behind (after a lost
+   * database connection, the storage sweeper removes what no row names).
+   */
+  async accept(envelope: InboundEnvelope, raw: Readable): Promise<{ messageIds: string[] }> {
+    const receivedAt = this.clock.now();
+    const rawKey = `raw/${newId(ID_PREFIX.message, receivedAt.getTime())}`;
+    const arrivingKey = `${rawKey}-arriving`;
+    const [toStore, toParse, toVerify] = tee(raw, 3);
+    const [stored, parsed, verdict] = await Promise.allSettled([
+      this.blobs.put(arrivingKey, throughFilter(toStore!, new OurAuthResultsFilter(this.options.hostname))),
+      parseMime(toParse!, this.blobs),
+      verifyAuthentication(
+        toVerify!,
+        {
+          clientAddress: envelope.clientAddress,
+          helo: envelope.helo,
+          mailFrom: envelope.mailFrom,
+          receivedBy: this.options.hostname,
+        },
+        this.resolver,
+      ),
+    ]);
+    const keys = [
+      arrivingKey,
+      rawKey,
+      ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : []),
+    ];
+    try {
+      if (stored.status === 'rejected') throw stored.reason;
+      if (parsed.status === 'rejected') throw parsed.reason;
+      const m = parsed.value;
+      const authResults = verdict.status === 'fulfilled' ? verdict.value : null;
+      await this.requireHostedSignature(m.headerLines, authResults);
+      const trace = Buffer.from(
+        ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
+      );
+      await this.blobs.put(rawKey, Readable.from(prepend(trace, await this.blobs.stream(arrivingKey))));
+      await this.blobs.delete(arrivingKey).catch(() => undefined);
+      const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
+      const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
+      const copies = await this.db.tx(async (trx) => {
+        const out: { messageId: string; events: MailboxEvent[] }[] = [];
+        for (const mailboxId of mailboxIds) {
+          out.push(
+            await this.inbound.store(trx, {
+              mailboxId,
+              from: from.address,
+              fromDisplayName: from.name,
+              to: m.to,
+              cc: m.cc,
+              subject: m.subject,
+              bodyText: m.text,
+              bodyHtml: m.html,
+              internetMessageId: m.messageId,
+              inReplyTo: m.inReplyTo,
+              references: m.references,
+              attachments: m.attachments,
+              rawBlobKey: rawKey,
+              receivedAt,
+              sentAt: m.date,
+              authResults: (authResults ?? UNVERIFIED) as unknown as Record<string, unknown>,
+              listUnsubscribe: m.listUnsubscribe,
+            }),
+          );
+        }
+        return out;
+      });
+      await this.bus
+        .publish(copies.flatMap((c) => c.events))
+        .catch((err) => this.log.warn('events.publish_failed', { err }));
+      this.log.info('smtp.inbound_delivered', {
+        messageIds: copies.map((c) => c.messageId),
+        recipients: envelope.recipients.length,
+        clientAddress: envelope.clientAddress,
+        spf: authResults?.spf.result ?? null,
+        dmarc: authResults?.dmarc.result ?? null,
+      });
+      return { messageIds: copies.map((c) => c.messageId) };
+    } catch (err) {
+      // After a lost connection the transaction may have committed: keep the blobs then (the
+      // storage sweeper removes them if no row names them), never delete what a row may name.
+      if (!isStorageUnavailable(err)) await Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
+      throw err;
+    }
+  }
+
+  /**
+   * A From in a domain hosted here is only believed with a passing DKIM signature of that very
+   * domain (the lookup answers our key for it, see hosted-dkim.ts); every From field and address
+   * is checked, so a second From cannot slip a hosted author past a foreign first one.
+   */
+  private async requireHostedSignature(
+    headerLines: readonly { key: string; line: string }[],
+    verdict: AuthVerdict | null,
+  ): Promise<void> {
+    const domains = [...new Set(allFromAddresses(headerLines).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
+    const hosted = await hostedDomains(this.db, domains);
+    const signed = new Set(
+      (verdict?.dkim ?? []).filter((d) => d.result === 'pass' && d.domain).map((d) => d.domain!.toLowerCase()),
+    );
+    const unsigned = hosted.filter((d) => !signed.has(d));
+    if (unsigned.length) {
+      this.log.info('smtp.hosted_sender_unsigned', { domains: unsigned });
+      throw new AppError('HOSTED_SENDER_UNSIGNED');
+    }
+  }
+
+  /** RFC 5321 §4.4 trace header: who connected, as whom, to which host, when. */
+  private receivedHeader(e: InboundEnvelope, id: string, at: Date): string {
+    const forClause = e.recipients.length === 1 ? `\r\n\tfor <${e.recipients[0]!.address}>` : '';
+    const date = at.toUTCString().replace(/GMT$/, '+0000');
+    return `Received: from ${e.helo || 'unknown'} ([${e.clientAddress}])\r\n\tby ${this.options.hostname} with ${e.tls ? 'ESMTPS' : 'ESMTP'} id ${id.slice(4)}${forClause};\r\n\t${date}\r\n`;
+  }
+}
+
+async function* prepend(head: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield head;
+  yield* rest;
+}
+
+/** The verdict when verification itself failed to run: nothing passed. */
+const UNVERIFIED: AuthVerdict = {
+  spf: { result: 'temperror', domain: null },
+  dkim: [],
+  dmarc: { result: 'temperror', domain: null, policy: null },
+  headers: '',
+};
+
+/**
+ * Our Authentication-Results field (RFC 8601 §2.2), authserv-id first: mailauth's own when it
+ * produced one, else one stating the temporary error.
+ */
+function ourAuthResults(verdict: AuthVerdict | null, authservId: string): string {
+  const own = (verdict?.headers ?? '')
+    .split(/\r?\n(?=[^ \t])/)
+    .filter((f) => /^authentication-results\s*:/i.test(f))
+    .map((f) => f.replace(/\r?\n/g, '\r\n'));
+  if (own.length) return own.map((f) => `${f.replace(/\r\n$/, '')}\r\n`).join('');
+  return `Authentication-Results: ${authservId}; spf=temperror; dkim=temperror; dmarc=temperror\r\n`;
+}
+
+/**
+ * `source` piped through `filter`: a failure of either destroys both, so a store that gives up
+ * closes its tee branch too (tee then drains the source; the sender never stalls).
+ */
+function throughFilter(source: Readable, filter: OurAuthResultsFilter): Readable {
+  return pipeline(source, filter, () => undefined);
+}

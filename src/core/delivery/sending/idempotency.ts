@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../../errors.js';
+import { sql, type Database } from '../../../storage/database.js';
+import type { SendAccepted } from './send.schemas.js';
+import type { OutboundDraft } from './outbound-store.js';
+
+/**
+ * Fingerprint of a normalized request: after parsing, so `"a@x"` and `["A@x"]` are the same
+ * request, and with the parent id, so a send and a reply never share a key by accident.
+ */
+export function requestHash(draft: OutboundDraft): string {
+  const canonical = JSON.stringify([
+    draft.parent?.id ?? null,
+    draft.to,
+    draft.cc,
+    draft.bcc,
+    draft.subject,
+    draft.bodyText,
+    draft.bodyHtml,
+    [...draft.attachmentIds].sort(),
+    draft.internetMessageId ?? null,
+    draft.fromAddress ?? null,
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/**
+ * The first result of a key, if the mailbox already used it: the same request gets it again;
+ * a different request under the same key is a 409 (the key is never silently reused).
+ */
+export async function replayIdempotent(
+  db: Database,
+  mailboxId: string,
+  key: string,
+  hash: string,
+): Promise<SendAccepted | undefined> {
+  const row = await db.one(sql<{
+    id: string;
+    thread_id: string;
+    request_hash: string | null;
+    created_at: string;
+    approval_status: string | null;
+  }>`
+    select id, thread_id, request_hash, created_at, approval_status from message
+    where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
+  if (!row) return undefined;
+  if (row.request_hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
+  return {
+    messageId: row.id,
+    threadId: row.thread_id,
+    // The first answer: held messages were answered pending_approval.
+    status: row.approval_status === null ? 'queued' : 'pending_approval',
+    queuedAtTs: new Date(row.created_at).getTime(),
+  };
+}

@@ -1,0 +1,158 @@
+import { ID_PREFIX, newId } from '../../ids.js';
+import type { MailboxRef } from '../../auth/principal.js';
+import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import { claimAttachments } from '../../attachments/attachment.store.js';
+import { sql, type Sql } from '../../../storage/database.js';
+import { createThread, internetMessageIdFor, touchThread } from '../threading.js';
+import type { SendAccepted } from './send.schemas.js';
+
+/** The message a reply answers, as the outbound row needs it. */
+export interface ReplyParent {
+  id: string;
+  threadId: string;
+  internetMessageId: string | null;
+  /** References the reply carries: the parent's References plus the parent's Message-ID. */
+  references: string[];
+}
+
+/**
+ * One outbound message, channel-neutral: HTTP and MCP build it from JSON, SMTP submission from
+ * the parsed MIME (then with its own Message-ID, identity and raw blob).
+ */
+export interface OutboundDraft {
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  bodyText: string | null;
+  bodyHtml: string | null;
+  attachmentIds: string[];
+  parent: ReplyParent | null;
+  /** Defaults to `<messageId@mailbox-domain>`. */
+  internetMessageId?: string | null;
+  rawBlobKey?: string | null;
+  /** An active sender identity of the mailbox; defaults to the primary address and display name. */
+  fromAddress?: string;
+  fromDisplayName?: string;
+}
+
+export interface OutboundMeta {
+  at: Date;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  traceContext: string | null;
+  /** Held by the approval gate: no outbox job until approved (docs/api.md, "Approval gate"). */
+  held?: boolean;
+  /** RFC 3834 Auto-Submitted value the composed message will carry (loop guard). */
+  autoSubmitted?: string | null;
+}
+
+export const bodyFormatOf = (text: string | null, html: string | null): 'text' | 'html' | 'text+html' =>
+  text !== null && html !== null ? 'text+html' : html !== null ? 'html' : 'text';
+
+/**
+ * Writes everything a send commits to, inside the caller's transaction: the mailbox's outbound
+ * counter, thread, message row, claimed attachments, one recipient row per distinct address, the
+ * outbox job and the `message.sent` event. The message row goes in before the attachments are
+ * claimed, so a concurrent retry with the same Idempotency-Key fails on the unique index (and
+ * then replays) rather than on an attachment the first request already claimed.
+ */
+export async function writeOutbound(
+  trx: Sql,
+  mailbox: MailboxRef,
+  draft: OutboundDraft,
+  meta: OutboundMeta,
+): Promise<{ accepted: SendAccepted; event: MailboxEvent }> {
+  const at = meta.at;
+  // Mailbox row first, thread after: the lock order every writer here keeps (see local-delivery).
+  await sql`update mailbox set outbound_count = outbound_count + 1 where id = ${mailbox.id}`.execute(trx);
+  const messageId = newId(ID_PREFIX.message, at.getTime());
+  let threadId: string;
+  if (draft.parent) {
+    threadId = draft.parent.threadId;
+    await touchThread(trx, threadId, at);
+  } else {
+    threadId = newId(ID_PREFIX.thread, at.getTime());
+    await createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at });
+  }
+  const internetMessageId = draft.internetMessageId ?? internetMessageIdFor(messageId, mailbox.address);
+  const fromAddress = draft.fromAddress ?? mailbox.address;
+  const fromDisplayName = draft.fromDisplayName ?? mailbox.displayName;
+  const held = meta.held === true;
+  const state = held ? 'held' : 'queued';
+  // The sender's own copy is born read: nobody needs to be told about mail they wrote.
+  await sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
+      to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
+      raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, read_at,
+      delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted)
+    values (${messageId}, ${mailbox.id}, ${threadId}, 'outbound', ${draft.subject}, ${fromAddress}, ${fromDisplayName},
+      ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${draft.attachmentIds.length},
+      ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
+      ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
+      ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
+      ${meta.autoSubmitted ?? null})`.execute(trx);
+  await claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds);
+  for (const r of recipientsOf(draft)) {
+    await sql`insert into message_recipient (id, message_id, address, kind, status, attempts, updated_at)
+      values (${newId(ID_PREFIX.recipient, at.getTime())}, ${messageId}, ${r.address}, ${r.kind}, ${state}, 0, ${at})`.execute(
+      trx,
+    );
+  }
+  if (!held) await insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at);
+  const accepted: SendAccepted = {
+    messageId,
+    threadId,
+    status: held ? 'pending_approval' : 'queued',
+    queuedAtTs: at.getTime(),
+  };
+  const event = await appendEvent(
+    trx,
+    mailbox.id,
+    held ? 'message.approval-required' : 'message.sent',
+    {
+      ...accepted,
+      direction: 'outbound',
+      subject: draft.subject,
+      fromAddress,
+      toAddresses: draft.to,
+      ccAddresses: draft.cc,
+      bccAddresses: draft.bcc,
+      attachmentCount: draft.attachmentIds.length,
+      deliveryStatus: state,
+      inReplyToMessageId: draft.parent?.id ?? null,
+      origin: 'internal',
+      authenticated: true,
+    },
+    at,
+  );
+  return { accepted, event };
+}
+
+/** The worker's job for a message: at send, or in the approving transaction of a held one. */
+export async function insertOutboxJob(
+  trx: Sql,
+  messageId: string,
+  mailboxId: string,
+  traceContext: string | null,
+  at: Date,
+): Promise<void> {
+  await sql`insert into outbox_job (id, message_id, mailbox_id, status, attempts, run_after, trace_context, created_at, updated_at)
+    values (${newId(ID_PREFIX.job, at.getTime())}, ${messageId}, ${mailboxId}, 'pending', 0, ${at}, ${traceContext}, ${at}, ${at})`.execute(
+    trx,
+  );
+}
+
+/** One delivery per distinct address; an address in To and Cc is delivered once, as To. */
+export function recipientsOf(
+  draft: Pick<OutboundDraft, 'to' | 'cc' | 'bcc'>,
+): { address: string; kind: 'to' | 'cc' | 'bcc' }[] {
+  const seen = new Map<string, 'to' | 'cc' | 'bcc'>();
+  for (const [kind, list] of [
+    ['to', draft.to],
+    ['cc', draft.cc],
+    ['bcc', draft.bcc],
+  ] as const) {
+    for (const address of list) if (!seen.has(address)) seen.set(address, kind);
+  }
+  return [...seen].map(([address, kind]) => ({ address, kind }));
+}

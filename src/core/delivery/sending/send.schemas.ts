@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { addressSchema } from '../../address.js';
+
+/**
+ * Body caps. The JSON limit (MAX_JSON_BYTES) bounds HTTP already; these bound every channel,
+ * SMTP and MCP included, and keep one message row reasonable.
+ */
+export const MAX_SUBJECT_CHARS = 998; // RFC 5322 §2.1.1 line limit
+export const MAX_BODY_CHARS = 1_048_576;
+export const MAX_ATTACHMENTS = 100;
+
+// A subject is one header line: CR/LF would be header injection, so they fold to a space.
+const subjectSchema = z
+  .string()
+  .transform((s) => s.replace(/[\r\n]+/g, ' ').trim())
+  .pipe(z.string().max(MAX_SUBJECT_CHARS));
+const bodySchema = z.string().max(MAX_BODY_CHARS);
+const addressList = z.array(addressSchema).max(1000).transform(dedupe);
+const idList = z.array(z.string().min(1).max(40)).max(MAX_ATTACHMENTS).transform(dedupe);
+
+function dedupe<T>(items: T[]): T[] {
+  return [...new Set(items)];
+}
+
+const common = {
+  mailboxAddress: z.string().max(320).optional(),
+  ccAddresses: addressList.default([]),
+  bccAddresses: addressList.default([]),
+  attachmentIds: idList.default([]),
+  bodyText: bodySchema.optional(),
+  /** Our addition to the spec's fields: an HTML alternative (bodyFormat text+html). */
+  bodyHtml: bodySchema.optional(),
+};
+
+/** toAddress is one address or a list (CONTRACT, Wire format); it is always a list inside. */
+const toSchema = z.union([
+  addressSchema.transform((a) => [a]),
+  z.array(addressSchema).min(1).max(1000).transform(dedupe),
+]);
+
+const needsBody = (v: { bodyText?: string | undefined; bodyHtml?: string | undefined }) =>
+  v.bodyText !== undefined || v.bodyHtml !== undefined;
+const bodyIssue = { message: 'bodyText or bodyHtml is required', path: ['bodyText'] };
+
+export const sendInputSchema = z
+  .object({ ...common, toAddress: toSchema, subject: subjectSchema.default('') })
+  .strict()
+  .refine(needsBody, bodyIssue);
+export type SendInput = z.infer<typeof sendInputSchema>;
+
+export const replyInputSchema = z
+  .object({ ...common, toAddress: toSchema.optional(), subject: subjectSchema.optional() })
+  .strict()
+  .refine(needsBody, bodyIssue);
+export type ReplyInput = z.infer<typeof replyInputSchema>;
+
+export const replyParamsSchema = z.object({ messageId: z.string().min(1).max(40) });
+
+/** `data` of the 202 answer to send and reply (CONTRACT, Wire format). */
+export const sendAcceptedSchema = z.object({
+  messageId: z.string(),
+  threadId: z.string(),
+  /** `pending_approval`: held by the approval gate until approved or rejected (docs/api.md). */
+  status: z.enum(['queued', 'pending_approval']),
+  queuedAtTs: z.number().int(),
+});
+export type SendAccepted = z.infer<typeof sendAcceptedSchema>;
+
+/** Idempotency-Key: an opaque client token, visible ASCII, stored per mailbox. */
+export const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'must be 1-200 visible ASCII characters');

@@ -1,0 +1,216 @@
+import type { Database } from '../../../storage/database.js';
+import { sql } from '../../../storage/database.js';
+import { isUniqueViolation } from '../../../storage/errors.js';
+import { currentTraceparent } from '../../../telemetry/tracing.js';
+import { AppError } from '../../errors.js';
+import { assertRecipientCap } from '../recipient-cap.js';
+import { validationError } from '../../validation.js';
+import { isAddress } from '../../address.js';
+import type { EventBus } from '../../events/event-bus.js';
+import type { RateLimits } from '../../ratelimit/rate-limits.js';
+import type { Clock } from '../../time.js';
+import type { Logger } from '../../logger.js';
+import type { MailboxRef, Principal } from '../../auth/principal.js';
+import { requireScope, resolveMailbox, visibilityOf } from '../../auth/access.js';
+import { idempotencyKeySchema, type ReplyInput, type SendAccepted, type SendInput } from './send.schemas.js';
+import { writeOutbound, recipientsOf, type OutboundDraft } from './outbound-store.js';
+import { replayIdempotent, requestHash } from './idempotency.js';
+import { findReplyParent } from './reply-parent.js';
+import { replyReferences, replySubject } from '../threading.js';
+import type { OutboundPolicy, PolicyVerdict, SendActor } from '../../policy/outbound-policy.js';
+import type { AuditStore } from '../../audit/audit.store.js';
+
+export interface SendOptions {
+  /** The client's Idempotency-Key: a retry with the same request returns the first result. */
+  idempotencyKey?: string | null | undefined;
+}
+
+/** HTTP and MCP say which channel they are, for the audit trail and the loop guard's header. */
+export interface ChannelSendOptions extends SendOptions {
+  channel: 'http' | 'mcp';
+}
+
+/**
+ * Send and reply up to the outbox (spec: accepted and queued, 202). Channel-neutral: HTTP and
+ * MCP call `send`/`reply` with a principal; SMTP submission, which authorises in its own way,
+ * calls `submit` with the resolved mailbox. Every path shares the rate limit and idempotency.
+ */
+export class SendService {
+  constructor(
+    protected readonly db: Database,
+    protected readonly bus: EventBus,
+    protected readonly limits: RateLimits,
+    protected readonly clock: Clock,
+    protected readonly log: Logger,
+    protected readonly options: { maxRecipients: number },
+    protected readonly policy: OutboundPolicy,
+    protected readonly audit: AuditStore,
+  ) {}
+
+  /** POST /api/messages/send, MCP send_mail. */
+  async send(principal: Principal, input: SendInput, options: ChannelSendOptions): Promise<SendAccepted> {
+    requireScope(principal, 'MailboxSend');
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    return this.submit(
+      { tokenId: principal.tokenId, channel: options.channel },
+      mailbox,
+      {
+        to: input.toAddress,
+        cc: input.ccAddresses,
+        bcc: input.bccAddresses,
+        subject: input.subject,
+        bodyText: input.bodyText ?? null,
+        bodyHtml: input.bodyHtml ?? null,
+        attachmentIds: input.attachmentIds,
+        parent: null,
+      },
+      options,
+    );
+  }
+
+  /**
+   * POST /api/messages/{id}/reply, MCP reply_message. The parent must be visible (404), and the
+   * acting mailbox must own it (400 REPLY_MAILBOX_MISMATCH). Defaults: "Re: <subject>" without
+   * stacking, and To = the parent's sender (inbound parent) or the parent's To (outbound parent).
+   */
+  async reply(
+    principal: Principal,
+    messageId: string,
+    input: ReplyInput,
+    options: ChannelSendOptions,
+  ): Promise<SendAccepted> {
+    requireScope(principal, 'MailboxSend');
+    const parent = await findReplyParent(this.db, visibilityOf(principal), messageId);
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    if (parent.mailboxId !== mailbox.id) throw new AppError('REPLY_MAILBOX_MISMATCH');
+    const to = input.toAddress ?? (parent.direction === 'inbound' ? [parent.fromAddress] : parent.toAddresses);
+    return this.submit(
+      { tokenId: principal.tokenId, channel: options.channel },
+      mailbox,
+      {
+        to,
+        cc: input.ccAddresses,
+        bcc: input.bccAddresses,
+        subject: input.subject ?? replySubject(parent.subject),
+        bodyText: input.bodyText ?? null,
+        bodyHtml: input.bodyHtml ?? null,
+        attachmentIds: input.attachmentIds,
+        parent: {
+          id: parent.id,
+          threadId: parent.threadId,
+          internetMessageId: parent.internetMessageId,
+          references: replyReferences(parent),
+        },
+      },
+      options,
+    );
+  }
+
+  /**
+   * Queues one outbound message of an already authorised mailbox, in the decision order of
+   * docs/api.md (scope, checked by the caller → policy → rate limit → approval): idempotent replay
+   * first (a retry costs no budget), then the outbound policy (403, audited), the loop guard's
+   * reply budget and the per-mailbox rate limit (429), then one transaction that queues the
+   * message, or holds it when the policy's approval mode requires, with its audit entry. Events
+   * are published only after commit.
+   */
+  async submit(
+    actor: SendActor,
+    mailbox: MailboxRef,
+    draft: OutboundDraft,
+    options: SendOptions = {},
+  ): Promise<SendAccepted> {
+    this.checkRecipients(draft);
+    const key = options.idempotencyKey ? this.parseKey(options.idempotencyKey) : null;
+    const hash = key ? requestHash(draft) : null;
+    if (key && hash) {
+      const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
+      if (replay) return replay;
+    }
+    const policyDraft = { recipients: recipientsOf(draft).map((r) => r.address), parentId: draft.parent?.id ?? null };
+    const verdict = await this.policy.decide(actor, mailbox, policyDraft);
+    await this.policy.assertReplyBudget(actor, mailbox, policyDraft, verdict);
+    await this.limits.consumeSend(mailbox.id, await this.sendRateLimitOf(mailbox)).catch(async (err: Error) => {
+      await this.policy.recordRefusal(actor, mailbox, policyDraft.recipients.length, 'sendRateLimit', err);
+      throw err;
+    });
+    const meta = {
+      at: this.clock.now(),
+      idempotencyKey: key,
+      requestHash: hash,
+      traceContext: currentTraceparent(),
+      held: verdict.hold !== null,
+      autoSubmitted: verdict.autoSubmitted,
+    };
+    let written: Awaited<ReturnType<typeof writeOutbound>>;
+    try {
+      written = await this.db.tx(async (trx) => {
+        const w = await writeOutbound(trx, mailbox, draft, meta);
+        await this.audit.append(auditOfVerdict(actor, mailbox, verdict, w.accepted.messageId, meta.at), trx);
+        return w;
+      });
+    } catch (err) {
+      // A concurrent retry committed first: the unique (mailbox, key) index made us wait, now replay it.
+      if (key && hash && isUniqueViolation(err, 'message_idempotency_uq')) {
+        const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
+        if (replay) return replay;
+      }
+      throw err;
+    }
+    this.log.info('message.queued', {
+      mailboxId: mailbox.id,
+      messageId: written.accepted.messageId,
+      recipients: recipientsOf(draft).length,
+    });
+    await this.bus.publish([written.event]).catch((err) => this.log.warn('events.publish_failed', { err }));
+    return written.accepted;
+  }
+
+  protected checkRecipients(draft: OutboundDraft): void {
+    const total = draft.to.length + draft.cc.length + draft.bcc.length;
+    if (total === 0) throw new AppError('VALIDATION_FAILED', 'toAddress: at least one recipient is required.');
+    assertRecipientCap(total, this.options.maxRecipients, 'toAddress + ccAddresses + bccAddresses');
+    // Parsed input is valid already; this catches defaults taken from a parent (an odd inbound From).
+    const bad = [...draft.to, ...draft.cc, ...draft.bcc].find((a) => !isAddress(a));
+    if (bad !== undefined)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `toAddress: ${JSON.stringify(bad)} is not a deliverable address; give toAddress explicitly.`,
+      );
+  }
+
+  private parseKey(raw: string): string {
+    const parsed = idempotencyKeySchema.safeParse(raw);
+    if (!parsed.success) throw validationError(parsed.error, 'Idempotency-Key');
+    return parsed.data;
+  }
+
+  /** The mailbox's own limit, else its domain's, else the configured default (null). */
+  private async sendRateLimitOf(mailbox: MailboxRef): Promise<number | null> {
+    if (mailbox.sendRateLimitPerMinute !== null) return mailbox.sendRateLimitPerMinute;
+    const row = await this.db.one(sql<{ send_rate_limit_per_minute: number | null }>`
+      select send_rate_limit_per_minute from domain where id = ${mailbox.domainId}`);
+    return row?.send_rate_limit_per_minute ?? null;
+  }
+}
+
+/** The audit entry of a message the policy let through: accepted, or held for approval. */
+function auditOfVerdict(actor: SendActor, mailbox: MailboxRef, verdict: PolicyVerdict, messageId: string, at: Date) {
+  return {
+    mailboxId: mailbox.id,
+    domainId: mailbox.domainId,
+    tokenId: actor.tokenId,
+    channel: actor.channel,
+    decision: verdict.hold ? ('held' as const) : ('accepted' as const),
+    rule: verdict.hold ? `approval:${verdict.hold.mode}` : null,
+    reason: verdict.hold
+      ? `Held for approval by policy rule approval (${verdict.hold.mode}) of ${sourceName(verdict.hold.source)}.`
+      : null,
+    recipientCount: verdict.recipientCount,
+    newRecipientCount: verdict.newRecipientCount,
+    messageId,
+    at,
+  };
+}
+
+const sourceName = (source: string) => (source === 'mailbox' ? "the mailbox's policy" : source);

@@ -1,0 +1,203 @@
+import type { Readable } from 'node:stream';
+import { AppError } from '../../errors.js';
+import { assertRecipientCap } from '../recipient-cap.js';
+import { ID_PREFIX, newId } from '../../ids.js';
+import { isAddress, normalizeAddress } from '../../address.js';
+import type { Logger } from '../../logger.js';
+import type { MailboxRef } from '../../auth/principal.js';
+import type { TokenAuthenticator } from '../../tokens/token-authenticator.js';
+import { sql, type Database } from '../../../storage/database.js';
+import { isStorageUnavailable } from '../../../storage/errors.js';
+import type { BlobStore } from '../../../storage/blobs/blob-store.js';
+import { parseMime } from '../../mail/mime-parse.js';
+import { tee } from '../../mail/tee.js';
+import { authorFields } from '../../mail/author-fields.js';
+import type { SendService } from '../sending/send.service.js';
+import type { SendAccepted } from '../sending/send.schemas.js';
+import { areActiveIdentities, isActiveIdentity, submissionMailbox } from './sender-identity.js';
+import { submittedDraft, stageAttachments } from './submitted-draft.js';
+import type { OutboundPolicy, SendActor } from '../../policy/outbound-policy.js';
+
+/** Who may submit on this SMTP session: the mailbox the AUTH username resolved to. */
+export interface Submitter {
+  tokenId: string;
+  username: string;
+  mailbox: MailboxRef;
+}
+
+export interface SubmissionEnvelope {
+  mailFrom: string;
+  rcptTo: readonly string[];
+}
+
+/**
+ * SMTP submission (port 587) as core use cases. The channel parses the protocol and calls one
+ * method per command; the spec's SMTP rules, the identity rule and the shared send path
+ * (rate limit, storage, outbox, events) all live here or below, never in the channel.
+ */
+export class SubmissionService {
+  constructor(
+    private readonly db: Database,
+    private readonly tokens: TokenAuthenticator,
+    private readonly sending: SendService,
+    private readonly blobs: BlobStore,
+    private readonly log: Logger,
+    private readonly options: { maxRecipients: number },
+    private readonly policy: OutboundPolicy,
+  ) {}
+
+  /**
+   * The token and client address each session authenticated with, for the per-transaction
+   * re-check. Kept here rather than on the Submitter so the plaintext never sits in an object the
+   * channel holds, logs or serialises; the entry goes with the session's Submitter.
+   */
+  private readonly credentials = new WeakMap<Submitter, { token: string; clientAddress: string }>();
+
+  /**
+   * AUTH PLAIN/LOGIN: username = an active sender identity, password = a mailbox or domain token
+   * (spec, Presenting credentials). Every rule violation is the same UNAUTHENTICATED (535 5.7.8)
+   * and costs the client address one point of the shared failure budget (a bad token is counted
+   * by TokenAuthenticator.authenticate, the other refusals here); past the budget a failed AUTH
+   * answers AUTH_THROTTLED (454 4.7.0), while good credentials still get 235 (CONTRACT,
+   * "Authentication under shared addresses"). An unreachable database is AUTH_UNAVAILABLE (454).
+   */
+  async authenticate(username: string, password: string, clientAddress: string): Promise<Submitter> {
+    const throttle = this.tokens.throttle;
+    try {
+      const address = normalizeAddress(username);
+      const refuse = (detail: string) => throttle.refuse(clientAddress, new AppError('UNAUTHENTICATED', detail));
+      if (!isAddress(address)) return await refuse('The username is not an address.');
+      if (!password) return await refuse('Missing access token.');
+      // A typed password (the login one, say) is not token-shaped: say what is expected instead.
+      if (!/^mbx[md]_/.test(password))
+        return await throttle.refuse(clientAddress, new AppError('SMTP_PASSWORD_NOT_TOKEN'));
+      const principal = await this.tokens.authenticate(password, clientAddress);
+      const mailbox = principal.scopes.has('MailboxSend')
+        ? await submissionMailbox(this.db, principal, address)
+        : undefined;
+      if (!mailbox) return await refuse('The username is not a sender identity this token may use.');
+      const submitter: Submitter = { tokenId: principal.tokenId, username: address, mailbox };
+      this.credentials.set(submitter, { token: password, clientAddress });
+      return submitter;
+    } catch (err) {
+      if (!(err instanceof AppError)) {
+        if (isStorageUnavailable(err)) throw new AppError('AUTH_UNAVAILABLE', undefined, { cause: err });
+        throw err;
+      }
+      this.log.info('smtp.auth_failed', { clientAddress, reason: err.message });
+      throw err;
+    }
+  }
+
+  /**
+   * The session's token must still be valid for every transaction, not only at AUTH: a token
+   * disabled, deleted or expired (or its mailbox or domain disabled) stops an open session at its
+   * next MAIL FROM and at end of DATA. Through the same cached authenticate as every channel, so
+   * a token disabled on another replica is refused within AUTH_CACHE_TTL.
+   */
+  private async recheck(submitter: Submitter): Promise<void> {
+    const credential = this.credentials.get(submitter);
+    if (!credential) throw new AppError('AUTH_REQUIRED');
+    try {
+      await this.tokens.authenticate(credential.token, credential.clientAddress);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') {
+        this.log.info('smtp.session_token_revoked', {
+          tokenId: submitter.tokenId,
+          clientAddress: credential.clientAddress,
+          reason: err.message,
+        });
+        throw new AppError('AUTH_REQUIRED', 'The access token of this session is no longer valid; authenticate again.');
+      }
+      // A storage outage stays what it is (451 4.3.0 at MAIL FROM or end of DATA), as without the re-check.
+      throw err;
+    }
+  }
+
+  /** MAIL FROM: the session's token is still valid and the envelope sender is an active identity of its mailbox. */
+  async checkSender(submitter: Submitter | null, mailFrom: string): Promise<void> {
+    if (!submitter) throw new AppError('AUTH_REQUIRED');
+    await this.recheck(submitter);
+    const address = normalizeAddress(mailFrom);
+    if (!isAddress(address) || !(await isActiveIdentity(this.db, submitter.mailbox.id, address)))
+      throw new AppError('SENDER_NOT_IDENTITY');
+  }
+
+  /**
+   * RCPT TO: any syntactically valid address (an authenticated sender may write to anyone), up to
+   * MAX_RECIPIENTS per transaction, the limit HTTP sends have too. Returns the normalized address.
+   */
+  checkRecipient(address: string, alreadyAccepted: number): string {
+    assertRecipientCap(alreadyAccepted + 1, this.options.maxRecipients, 'RCPT TO');
+    const normalized = normalizeAddress(address);
+    if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
+    return normalized;
+  }
+
+  /**
+   * RCPT TO under the outbound policy (docs/api.md, "Outbound policy"): the syntax and count
+   * checks above, then the one policy decision for this recipient given those already accepted;
+   * a refusal is `550 5.7.1` for this recipient only (RFC 5321 §4.1.1.3), the others stand.
+   */
+  async checkPolicyRecipient(submitter: Submitter | null, address: string, accepted: readonly string[]) {
+    if (!submitter) throw new AppError('AUTH_REQUIRED');
+    const normalized = this.checkRecipient(address, accepted.length);
+    await this.policy.checkRecipient(
+      smtpActor(submitter),
+      submitter.mailbox,
+      normalized,
+      accepted.map(normalizeAddress),
+    );
+    return normalized;
+  }
+
+  /**
+   * DATA: stores the raw message and its parts while they arrive, checks the From header, then
+   * queues through SendService.submit (rate limit, one transaction for message, recipients,
+   * outbox job and event). Resolves only after that commit, so 250 means durably queued.
+   * Nothing stays behind on failure (after a lost database connection, the storage sweeper
+   * removes what no row names).
+   */
+  async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SendAccepted> {
+    const rawKey = `raw/${newId(ID_PREFIX.message)}`;
+    const [toStore, toParse] = tee(raw, 2);
+    const [stored, parsed] = await Promise.allSettled([
+      this.blobs.put(rawKey, toStore!),
+      parseMime(toParse!, this.blobs),
+    ]);
+    const keys = [rawKey, ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : [])];
+    const discard = () => Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
+    let staged: string[] = [];
+    try {
+      if (stored.status === 'rejected') throw stored.reason;
+      if (parsed.status === 'rejected') throw parsed.reason;
+      const message = parsed.value;
+      const author = authorFields(message.headerLines);
+      // The From header, the Sender header and the envelope sender, all identities of the mailbox, in one query.
+      const mailFrom = normalizeAddress(envelope.mailFrom);
+      const identities = [author.from, mailFrom, ...(author.sender ? [author.sender] : [])];
+      if (!isAddress(mailFrom) || !(await areActiveIdentities(this.db, submitter.mailbox.id, identities)))
+        throw new AppError('SENDER_NOT_IDENTITY');
+      // Again at end of DATA: a transfer may outlast the token.
+      await this.recheck(submitter);
+      staged = await stageAttachments(this.db, submitter.mailbox.id, message.attachments);
+      const draft = await submittedDraft(this.db, submitter.mailbox, envelope, message, {
+        rawKey,
+        attachmentIds: staged,
+      });
+      // The whole-message policy decision again at end of DATA (headers: reply parent, approval).
+      return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft);
+    } catch (err) {
+      if (staged.length)
+        await this.db
+          .rows(sql`delete from attachment where id = any(${staged}::text[]) and message_id is null`)
+          .catch(() => undefined);
+      // A connection lost during the send transaction leaves its outcome unknown (the COMMIT may
+      // have landed): the blobs stay, and the storage sweeper removes them if no row names them.
+      if (!isStorageUnavailable(err)) await discard();
+      throw err;
+    }
+  }
+}
+
+const smtpActor = (submitter: Submitter): SendActor => ({ tokenId: submitter.tokenId, channel: 'smtp' });

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { messageSummarySchema } from './message.schemas.js';
+import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from './wait.schemas.js';
+
+/** Without sinceTs, codes of the last 10 minutes count: about the life of a one-time code. */
+export const CODE_LOOKBACK_MS = 10 * 60_000;
+
+/** MCP get_verification_code and GET /api/messages/verification-code. */
+export const verificationCodeInputSchema = z.object({
+  mailboxAddress: z.string().trim().max(320).optional(),
+  from: z.string().trim().min(1).max(320).optional(),
+  subjectContains: z.string().trim().min(1).max(998).optional(),
+  sinceTs: z.coerce.number().int().min(0).max(8.64e15).optional(),
+  timeoutMs: z.coerce.number().int().min(0).max(WAIT_MAX_MS).default(WAIT_DEFAULT_MS),
+});
+export type VerificationCodeInput = z.infer<typeof verificationCodeInputSchema>;
+
+export const verificationCodeResultSchema = z.object({
+  /** The first code of the newest matching message; null when the wait timed out. */
+  code: z.string().nullable(),
+  codes: z.array(z.string()),
+  /** Its links classified `verification` (confirm / magic-link / reset), for link-based flows. */
+  verificationLinks: z.array(z.string()),
+  message: messageSummarySchema.nullable(),
+  timedOut: z.boolean(),
+});
+export type VerificationCodeResult = z.infer<typeof verificationCodeResultSchema>;

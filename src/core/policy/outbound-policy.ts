@@ -1,0 +1,186 @@
+import { splitAddress } from '../address.js';
+import type { Clock } from '../time.js';
+import type { MailboxRef } from '../auth/principal.js';
+import type { BlobStore } from '../../storage/blobs/blob-store.js';
+import type { TokenStore } from '../tokens/token.store.js';
+import type { AuditStore } from '../audit/audit.store.js';
+import type { Channel } from '../audit/audit.schemas.js';
+import { effectivePolicy, type EffectivePolicy, type PolicyLayer, type PolicySource } from './effective-policy.js';
+import { approvalHold, countRefusal, isExternal, PolicyRefusal, recipientRefusal } from './policy-decision.js';
+import { AUTO_SUBMITTED_GENERATED, automationOf, headerSection } from './loop-guard.js';
+import type { PolicyStore } from './policy.store.js';
+import type { ApprovalMode } from './policy.schemas.js';
+
+/** Who sends, through which channel: what the policy chain and the audit trail need. */
+export interface SendActor {
+  tokenId: string;
+  channel: Exclude<Channel, 'worker'>;
+}
+
+/** The outcome of the policy step for a whole message (docs/api.md, decision order). */
+export interface PolicyVerdict {
+  /** The approval mode holding the message, or null: it is queued at once. */
+  hold: { mode: Exclude<ApprovalMode, 'none'>; source: PolicySource } | null;
+  recipientCount: number;
+  newRecipientCount: number;
+  /** RFC 3834 Auto-Submitted value the composed message carries (HTTP/MCP under the guard). */
+  autoSubmitted: string | null;
+  /** Whether the per-counterparty reply budget applies (the guard is on and this is a reply). */
+  replyBudget: boolean;
+}
+
+/** The message the policy judges: recipients and, for a reply, the parent's id. */
+export interface PolicyDraft {
+  recipients: readonly string[];
+  parentId: string | null;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The one outbound policy decision (issue 12): HTTP and MCP send/reply and SMTP submission all
+ * reach it through SendService.submit (whole message) and SMTP RCPT TO through `checkRecipient`,
+ * so no channel can skip or re-implement a rule. Every refusal is written to the audit trail
+ * before it is thrown.
+ */
+export class OutboundPolicy {
+  constructor(
+    private readonly store: PolicyStore,
+    private readonly tokens: TokenStore,
+    private readonly audit: AuditStore,
+    private readonly blobs: BlobStore,
+    private readonly clock: Clock,
+    private readonly options: { autoReplyLimitPerHour: number },
+  ) {}
+
+  /** The mailbox policy narrowed by every token of the actor's chain, read now (CONTRACT: at use). */
+  async effective(mailboxId: string, tokenId: string): Promise<EffectivePolicy> {
+    const [mailbox, chain] = await Promise.all([this.store.mailboxPolicy(mailboxId), this.tokens.policyChain(tokenId)]);
+    const layers: PolicyLayer[] = chain
+      .filter((t) => t.policy !== null)
+      .map((t) => ({ source: `token ${t.id}`, policy: t.policy! }));
+    return effectivePolicy(mailbox, layers);
+  }
+
+  /**
+   * SMTP RCPT TO (RFC 5321 §4.1.1.3): the recipient rules for one more address, given those
+   * already accepted in this transaction; a refusal is `550 5.7.1` for that recipient only.
+   */
+  async checkRecipient(actor: SendActor, mailbox: MailboxRef, address: string, accepted: readonly string[]) {
+    await this.judge(actor, mailbox, { recipients: [...new Set([...accepted, address])], parentId: null }, address);
+  }
+
+  /** The whole-message decision: recipient rules, counts, loop guard, then whether approval holds it. */
+  async decide(actor: SendActor, mailbox: MailboxRef, draft: PolicyDraft): Promise<PolicyVerdict> {
+    return this.judge(actor, mailbox, draft, null);
+  }
+
+  /**
+   * The loop guard's reply budget (AUTO_REPLY_LIMIT_PER_HOUR per counterparty): checked with the
+   * rate limit, after the policy, so a refused message never spends it.
+   */
+  async assertReplyBudget(actor: SendActor, mailbox: MailboxRef, draft: PolicyDraft, verdict: PolicyVerdict) {
+    if (!verdict.replyBudget) return;
+    const now = this.clock.now();
+    const counts = await this.store.repliesSince(mailbox.id, draft.recipients, new Date(now.getTime() - HOUR_MS));
+    const over = counts.find((c) => c.n >= this.options.autoReplyLimitPerHour);
+    if (!over) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil((over.oldest.getTime() + HOUR_MS - now.getTime()) / 1000));
+    throw await this.refused(
+      actor,
+      mailbox,
+      draft.recipients.length,
+      new PolicyRefusal(
+        'autoReplyLimit',
+        'AUTO_REPLY_LIMITED',
+        `${over.n} replies to ${over.address} in the last hour reach the loop guard's limit (${this.options.autoReplyLimitPerHour}); retry in ${retryAfterSeconds} s.`,
+        { retryAfterSeconds },
+      ),
+    );
+  }
+
+  private async judge(
+    actor: SendActor,
+    mailbox: MailboxRef,
+    draft: PolicyDraft,
+    onlyAddress: string | null,
+  ): Promise<PolicyVerdict> {
+    const e = await this.effective(mailbox.id, actor.tokenId);
+    const domain = splitAddress(mailbox.address).domain;
+    const fail = (refusal: PolicyRefusal) =>
+      this.refused(actor, mailbox, onlyAddress ? 1 : draft.recipients.length, refusal);
+    for (const address of onlyAddress ? [onlyAddress] : draft.recipients) {
+      const refusal = recipientRefusal(e, address, domain);
+      if (refusal) throw await fail(refusal);
+    }
+    // Always counted (one indexed query), so the audit trail's new-recipient counts are right
+    // even for a limit set later in the day.
+    const contacted = await this.store.contacted(mailbox.id, draft.recipients);
+    const newOnes = draft.recipients.filter((a) => !contacted.has(a));
+    const newInLastDay =
+      e.maxNewRecipientsPerDay && newOnes.length
+        ? await this.store.newRecipientsSince(mailbox.id, new Date(this.clock.now().getTime() - DAY_MS))
+        : 0;
+    const counted = countRefusal(e, {
+      recipients: draft.recipients.length,
+      newRecipients: newOnes.length,
+      newInLastDay,
+    });
+    if (counted) throw await fail(counted);
+    if (e.autoReplyGuard && draft.parentId) {
+      const why = await this.automationOfParent(draft.parentId);
+      if (why)
+        throw await fail(
+          new PolicyRefusal(
+            'autoReplyGuard',
+            'AUTO_REPLY_REFUSED',
+            `The message replied to is automatic or bulk mail (${why}); policy rule autoReplyGuard refuses replies to it (RFC 3834).`,
+          ),
+        );
+    }
+    return {
+      hold: approvalHold(e, {
+        anyExternal: draft.recipients.some((a) => isExternal(a, domain)),
+        anyNew: newOnes.length > 0,
+      }),
+      recipientCount: draft.recipients.length,
+      newRecipientCount: newOnes.length,
+      autoSubmitted: e.autoReplyGuard && actor.channel !== 'smtp' ? AUTO_SUBMITTED_GENERATED : null,
+      replyBudget: e.autoReplyGuard && draft.parentId !== null,
+    };
+  }
+
+  /** Why the parent must not be answered automatically: its stored header, else its raw header section. */
+  private async automationOfParent(parentId: string): Promise<string | null> {
+    const parent = await this.store.parent(parentId);
+    if (!parent || parent.direction !== 'inbound') return null;
+    if (parent.auto_submitted && parent.auto_submitted !== AUTO_SUBMITTED_GENERATED)
+      return `Auto-Submitted: ${parent.auto_submitted}`;
+    if (!parent.raw_blob_key) return null;
+    const raw = await this.blobs.get(parent.raw_blob_key);
+    return automationOf(headerSection(raw));
+  }
+
+  /** Writes the refusal to the audit trail, then hands it back to be thrown. */
+  private async refused(actor: SendActor, mailbox: MailboxRef, recipientCount: number, refusal: PolicyRefusal) {
+    await this.recordRefusal(actor, mailbox, recipientCount, refusal.rule, refusal);
+    return refusal;
+  }
+
+  /** An audited refusal outside the policy proper (the rate limit), so every attempt is in the trail. */
+  async recordRefusal(actor: SendActor, mailbox: MailboxRef, recipientCount: number, rule: string, err: Error) {
+    await this.audit.append({
+      mailboxId: mailbox.id,
+      domainId: mailbox.domainId,
+      tokenId: actor.tokenId,
+      channel: actor.channel,
+      decision: 'refused',
+      rule,
+      reason: err.message,
+      recipientCount,
+      messageId: null,
+      at: this.clock.now(),
+    });
+  }
+}

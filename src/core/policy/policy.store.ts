@@ -1,0 +1,89 @@
+import { sql, type Database, type Sql } from '../../storage/database.js';
+import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy } from './policy.schemas.js';
+
+/** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
+export const policyOf = (stored: unknown): MailboxPolicy =>
+  stored === null || stored === undefined ? DEFAULT_MAILBOX_POLICY : mailboxPolicySchema.parse(stored);
+
+/**
+ * Writes a declared policy inside the reconcile transaction; true when it changed (jsonb compares
+ * by value, so key order never counts as a change).
+ */
+export async function writeDeclaredPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<boolean> {
+  const json = JSON.stringify(policy);
+  const rows = (
+    await sql<{ id: string }>`update mailbox set policy = ${json}::jsonb
+    where id = ${mailboxId} and policy is distinct from ${json}::jsonb returning id`.execute(trx)
+  ).rows;
+  return rows.length > 0;
+}
+
+/** Messages whose recipients count as contacted: never held, or approved (docs/api.md, "new recipients"). */
+const counts = sql`(m.approval_status is null or m.approval_status = 'approved')`;
+
+/** The policy's questions to storage, each one indexed query. */
+export class PolicyStore {
+  constructor(private readonly db: Database) {}
+
+  async mailboxPolicy(mailboxId: string): Promise<MailboxPolicy> {
+    const row = await this.db.one(sql<{ policy: unknown }>`select policy from mailbox where id = ${mailboxId}`);
+    return policyOf(row?.policy);
+  }
+
+  async setMailboxPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<void> {
+    await sql`update mailbox set policy = ${JSON.stringify(policy)}::jsonb where id = ${mailboxId}`.execute(trx);
+  }
+
+  /**
+   * Which of `addresses` this mailbox already wrote to or heard from (message_recipient_address_idx,
+   * message_inbound_from_idx); the others are new recipients.
+   */
+  async contacted(mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
+    if (addresses.length === 0) return new Set();
+    const rows = await this.db.rows(sql<{ address: string }>`
+      select r.address from message_recipient r join message m on m.id = r.message_id
+        where r.address = any(${addresses}::text[]) and m.mailbox_id = ${mailboxId} and ${counts}
+      union
+      select m.from_address from message m
+        where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.from_address = any(${addresses}::text[])`);
+    return new Set(rows.map((r) => r.address));
+  }
+
+  /** New recipients this mailbox wrote to since `since` (the audit trail counts them per send). */
+  async newRecipientsSince(mailboxId: string, since: Date): Promise<number> {
+    const row = await this.db.one(sql<{ n: string | number | null }>`select sum(new_recipient_count) as n
+      from audit_entry where mailbox_id = ${mailboxId} and created_at > ${since}
+        and decision in ('accepted', 'held')`);
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Replies this mailbox sent to each of `addresses` since `since`, with the oldest of them (when
+   * the budget frees up again): the loop guard's per-counterparty count.
+   */
+  async repliesSince(
+    mailboxId: string,
+    addresses: readonly string[],
+    since: Date,
+  ): Promise<{ address: string; n: number; oldest: Date }[]> {
+    if (addresses.length === 0) return [];
+    const rows = await this.db.rows(sql<{ address: string; n: string | number; oldest: string }>`
+      select r.address, count(*) as n, min(m.created_at) as oldest
+      from message_recipient r join message m on m.id = r.message_id
+      where r.address = any(${addresses}::text[]) and m.mailbox_id = ${mailboxId} and m.direction = 'outbound'
+        and m.in_reply_to_message_id is not null and m.created_at > ${since} and ${counts}
+      group by r.address`);
+    return rows.map((r) => ({ address: r.address, n: Number(r.n), oldest: new Date(r.oldest) }));
+  }
+
+  /** The message a reply answers, as far as the loop guard needs it. */
+  parent(messageId: string) {
+    return this.db.one(
+      sql<{
+        direction: string;
+        raw_blob_key: string | null;
+        auto_submitted: string | null;
+      }>`select direction, raw_blob_key, auto_submitted from message where id = ${messageId}`,
+    );
+  }
+}

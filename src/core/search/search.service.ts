@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { ms, type Database } from '../../storage/database.js';
+import type { Principal } from '../auth/principal.js';
+import { requireScope, resolveMailbox, visibilityOfMailbox } from '../auth/access.js';
+import type { CursorCodec } from '../paging/cursor.js';
+import { toSummary } from '../messages/message.views.js';
+import { searchPageQuery } from './message-search.store.js';
+import { canonicalQuery, parseSearchQuery } from './search-query.js';
+import type { SearchInput, SearchPage } from './search.schemas.js';
+
+const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
+
+/**
+ * Full-text search of one mailbox (docs/api.md, "Search"). The mailbox is resolved exactly as
+ * for the list (resolveMailbox) and the page is keyset-paged the same way, newest first, so mail
+ * arriving while a client pages never shifts or repeats a later page.
+ */
+export class SearchService {
+  constructor(
+    private readonly db: Database,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async search(principal: Principal, input: SearchInput): Promise<SearchPage> {
+    requireScope(principal, 'MailboxRead');
+    const query = parseSearchQuery(input.q);
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    // The cursor is bound to the mailbox and to the parsed query: reused with another q it is a 400.
+    const digest = createHash('sha256').update(canonicalQuery(query)).digest('base64url').slice(0, 16);
+    const scope = `search:${mailbox.id}:${digest}`;
+    const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
+    const rows = await this.db.rows(
+      searchPageQuery(visibilityOfMailbox(mailbox), mailbox.id, query, after, input.limit + 1),
+    );
+    const page = rows.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => toSummary(r, mailbox.address)),
+      nextCursor:
+        rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
+    };
+  }
+}

@@ -1,0 +1,127 @@
+import type { Services } from '../services.js';
+import type { TokenCipher } from '../tokens/token-cipher.js';
+import { appendEvent, type MailboxEvent } from '../events/event-log.js';
+import { retryDelayMs, type RetryPolicy } from '../delivery/outbound/retry.js';
+import type { NetworkTargetPolicy } from '../net/network-targets.js';
+import {
+  claimDelivery,
+  disableWebhook,
+  markDelivered,
+  markFailed,
+  type ClaimedDelivery,
+} from './webhook-outbox.store.js';
+import { sendWebhook } from './webhook-sender.js';
+
+export interface WebhookWorkerOptions {
+  workerId: string;
+  pollIntervalMs: number;
+  /** Per attempt: connect, send and the 2xx answer must fit in it. */
+  timeoutMs: number;
+  retry: RetryPolicy;
+  /** A webhook failing without a single success for this long is disabled. */
+  disableAfterMs: number;
+  /** Deliveries in flight at once in this process (different webhooks or mailboxes). */
+  concurrency: number;
+  policy: NetworkTargetPolicy;
+}
+
+/**
+ * Delivers the webhook outbox (docs/api.md, "Webhooks"), in the worker role. `concurrency` loops
+ * each claim one due row under a lease (SKIP LOCKED), so any number of workers and loops never
+ * send the same attempt twice at once, while one slow receiver holds only one loop per mailbox
+ * queue. Wakes on every event of this process, and polls for the rest (other replicas, retries).
+ */
+export class WebhookWorker {
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private readonly sleepers = new Set<() => void>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly services: Services,
+    private readonly cipher: TokenCipher,
+    private readonly options: WebhookWorkerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.services.bus.subscribe(() => this.kick());
+    this.loops = Array.from({ length: this.options.concurrency }, () => this.loop());
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.kick();
+    await Promise.all(this.loops);
+  }
+
+  private kick(): void {
+    for (const wake of this.sleepers) wake();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let worked = false;
+      try {
+        worked = await this.runOnce();
+      } catch (err) {
+        this.services.log.warn('webhook.poll_failed', { workerId: this.options.workerId, err });
+      }
+      if (!worked && this.running) await this.sleep(this.options.pollIntervalMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+
+  /** Claims and attempts one due delivery; false when nothing was due. */
+  async runOnce(): Promise<boolean> {
+    const { db, clock } = this.services;
+    // The lease outlives one attempt by far, so it never needs renewing mid-send.
+    const leaseMs = Math.max(60_000, this.options.timeoutMs * 3);
+    const d = await claimDelivery(db, this.options.workerId, leaseMs, clock.now());
+    if (!d) return false;
+    const outcome = await sendWebhook(d.url, this.cipher.decrypt(d.secretCipher, d.webhookId), d.payload, {
+      timeoutMs: this.options.timeoutMs,
+      policy: this.options.policy,
+      now: clock.now(),
+    });
+    const now = clock.now();
+    if (outcome.ok) {
+      await markDelivered(db, d, this.options.workerId, now);
+      return true;
+    }
+    const retryAt = new Date(now.getTime() + retryDelayMs(d.attempts + 1, this.options.retry));
+    const { failingSince } = await markFailed(db, d, this.options.workerId, outcome.error, retryAt, now);
+    if (now.getTime() - failingSince.getTime() >= this.options.disableAfterMs) await this.disable(d, outcome.error);
+    return true;
+  }
+
+  private async disable(d: ClaimedDelivery, lastError: string): Promise<void> {
+    const { db, clock, bus, log } = this.services;
+    const reason = `failing since more than ${Math.round(this.options.disableAfterMs / 3_600_000)} h; last error: ${lastError}`;
+    const events = await db.tx(async (trx) => {
+      const now = clock.now();
+      const mailboxes = await disableWebhook(trx, d.webhookId, reason, now);
+      const out: MailboxEvent[] = [];
+      for (const mailboxId of mailboxes)
+        out.push(
+          await appendEvent(trx, mailboxId, 'webhook.disabled', { webhookId: d.webhookId, url: d.url, reason }, now),
+        );
+      return out;
+    });
+    log.warn('webhook.disabled', { webhookId: d.webhookId, reason });
+    await bus.publish(events).catch(() => undefined);
+  }
+}

@@ -1,0 +1,91 @@
+import { ms, sql, type Database } from '../../storage/database.js';
+import type { WebhookView } from './webhook.schemas.js';
+
+export interface WebhookRow {
+  id: string;
+  domain_id: string;
+  mailbox_id: string | null;
+  url: string;
+  event_types: string[] | null;
+  mailbox_ids: string[] | null;
+  mailbox_addresses: string[] | null;
+  created_at: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  failing_since: string | null;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  last_error: string | null;
+}
+
+/** Whose webhooks a call sees: a domain token its whole domain, a mailbox token its own mailbox's. */
+export type WebhookOwner =
+  { kind: 'domain'; domainId: string } | { kind: 'mailbox'; domainId: string; mailboxId: string };
+
+const owned = (o: WebhookOwner) =>
+  o.kind === 'domain'
+    ? sql`w.domain_id = ${o.domainId}`
+    : sql`w.domain_id = ${o.domainId} and w.mailbox_id = ${o.mailboxId}`;
+
+const COLUMNS = sql`w.id, w.domain_id, w.mailbox_id, w.url, w.event_types, w.mailbox_ids, w.created_at, w.disabled_at,
+  w.disabled_reason, w.failing_since, w.last_success_at, w.last_failure_at, w.last_error,
+  (select array_agg(mb.address order by mb.address) from mailbox mb where mb.id = any(w.mailbox_ids)) as mailbox_addresses`;
+
+export async function insertWebhook(
+  db: Database,
+  w: {
+    id: string;
+    domainId: string;
+    mailboxId: string | null;
+    url: string;
+    eventTypes: string[] | null;
+    mailboxIds: string[] | null;
+    secretCipher: string;
+    tokenId: string;
+    at: Date;
+  },
+): Promise<void> {
+  await db.one(sql`insert into webhook (id, domain_id, mailbox_id, url, event_types, mailbox_ids, secret_cipher,
+      created_by_token_id, created_at)
+    values (${w.id}, ${w.domainId}, ${w.mailboxId}, ${w.url}, ${w.eventTypes}::text[], ${w.mailboxIds}::text[],
+      ${w.secretCipher}, ${w.tokenId}, ${w.at})`);
+}
+
+export async function listWebhooks(db: Database, owner: WebhookOwner): Promise<WebhookRow[]> {
+  return db.rows(sql<WebhookRow>`select ${COLUMNS} from webhook w where ${owned(owner)} order by w.created_at, w.id`);
+}
+
+export async function findWebhook(db: Database, owner: WebhookOwner, id: string): Promise<WebhookRow | undefined> {
+  return db.one(sql<WebhookRow>`select ${COLUMNS} from webhook w where w.id = ${id} and ${owned(owner)}`);
+}
+
+/** Deleting a webhook deletes its outbox rows (cascade): nothing more is sent. */
+export async function deleteWebhook(db: Database, owner: WebhookOwner, id: string): Promise<boolean> {
+  const rows = await db.rows(
+    sql<{ id: string }>`delete from webhook w where w.id = ${id} and ${owned(owner)} returning w.id`,
+  );
+  return rows.length > 0;
+}
+
+/** Ids of the enabled mailboxes of a domain with these addresses (unknown ones are simply missing). */
+export async function mailboxIdsOf(db: Database, domainId: string, addresses: readonly string[]) {
+  return db.rows(sql<{ id: string; address: string }>`select id, address from mailbox
+    where domain_id = ${domainId} and address = any(${addresses}::text[]) and disabled_at is null`);
+}
+
+export function toWebhookView(r: WebhookRow): WebhookView {
+  return {
+    webhookId: r.id,
+    url: r.url,
+    eventTypes: r.event_types,
+    mailboxAddresses: r.mailbox_ids === null ? null : (r.mailbox_addresses ?? []),
+    scope: r.mailbox_id === null ? 'domain' : 'mailbox',
+    createdAtTs: ms(r.created_at)!,
+    disabledAtTs: ms(r.disabled_at),
+    disabledReason: r.disabled_reason,
+    failingSinceTs: ms(r.failing_since),
+    lastSuccessAtTs: ms(r.last_success_at),
+    lastFailureAtTs: ms(r.last_failure_at),
+    lastError: r.last_error,
+  };
+}

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startTestServer, type TestServer } from '../support/harness.js';
+import { ManualClock } from '../support/tenants.js';
+import { rowsOf, sendBody, twoMailboxes, waitFor } from '../delivery/helpers.js';
+import { call, fails, mcpClient, ok, textOf } from '../mcp/helpers.js';
+
+// The approval gate (CONTRACT "Outbound policy"; docs/api.md "Approval gate") end to end on one
+// server with the worker: held → listed → approved (delivered once) / rejected / expired.
+
+let server: TestServer;
+let clock: ManualClock;
+let world: Awaited<ReturnType<typeof twoMailboxes>>;
+const q = rowsOf(() => server);
+
+/** A mailbox token with `scopes` through the real domain token route (so MailboxApprove is granted by a human). */
+async function domainGrantedToken(mailboxId: string, scopes: string[]): Promise<{ token: string; tokenId: string }> {
+  const res = await server
+    .api(world.domain.token)
+    .post(`/api/domain/mailboxes/${mailboxId}/access-tokens`, { tokenName: 'approver', scopes });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { token: res.body.data.accessToken, tokenId: res.body.data.tokenId };
+}
+
+async function setPolicy(mailboxId: string, policy: Record<string, unknown>) {
+  const res = await server.api(world.domain.token).put(`/api/domain/mailboxes/${mailboxId}/policy`, policy);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data;
+}
+
+async function held(to: string): Promise<string> {
+  const res = await server.api(world.a.token).post('/api/messages/send', sendBody(to));
+  expect(res.status).toBe(202);
+  expect(res.body.data.status).toBe('pending_approval');
+  return res.body.data.messageId;
+}
+
+beforeAll(async () => {
+  clock = new ManualClock();
+  server = await startTestServer({ roles: ['api', 'worker'], clock, env: { WORKER_POLL_INTERVAL: '50ms' } });
+  world = await twoMailboxes(server);
+  await setPolicy(world.a.mailboxId, { approval: 'all' });
+}, 180_000);
+afterAll(() => server?.close());
+
+describe('approval gate', () => {
+  it('holds a message in a state of its own: no outbox job, listed by approval=pending, event and audit', async () => {
+    const id = await held(world.b.address);
+    expect(await q`select * from outbox_job where message_id = ${id}`).toHaveLength(0);
+    const [row] = await q`select approval_status, delivery_status from message where id = ${id}`;
+    expect(row).toEqual({ approval_status: 'pending', delivery_status: 'held' });
+    const list = await server.api(world.a.token).get('/api/messages?approval=pending');
+    expect(list.body.data.items.map((m: any) => m.messageId)).toContain(id);
+    expect(list.body.data.items.every((m: any) => m.approvalStatus === 'pending')).toBe(true);
+    expect(list.body.data.totalCount).toBe(list.body.data.items.length);
+    const events = await server.api(world.a.token).get('/api/events');
+    expect(
+      events.body.data.items.some((e: any) => e.type === 'message.approval-required' && e.data.messageId === id),
+    ).toBe(true);
+    const audit = await server.api(world.a.token).get('/api/mailbox/audit');
+    expect(audit.body.data.items[0]).toMatchObject({
+      decision: 'held',
+      rule: 'approval:all',
+      messageId: id,
+      channel: 'http',
+    });
+  });
+
+  it('the sending token (default integration scopes) cannot approve its own mail, on HTTP or MCP', async () => {
+    const id = await held(world.b.address);
+    const http = await server.api(world.a.token).post(`/api/messages/${id}/approve`);
+    expect(http.status).toBe(403);
+    const agent = await mcpClient(server, world.a.token);
+    const err = await fails(agent, 'decide_approval', { messageId: id, decision: 'approve' });
+    expect(err.code).toBe(403);
+    expect(err.errMsg).toContain('MailboxApprove');
+    await agent.close();
+    expect((await q`select approval_status from message where id = ${id}`)[0].approval_status).toBe('pending');
+  });
+
+  it('approve with MailboxApprove: queued in the approving transaction, delivered once, idempotent, first decision wins', async () => {
+    const id = await held(world.b.address);
+    const approver = await domainGrantedToken(world.a.mailboxId, ['MailboxRead', 'MailboxApprove']);
+    const first = await server.api(approver.token).post(`/api/messages/${id}/approve`, { reason: 'looks fine' });
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({
+      approvalStatus: 'approved',
+      changed: true,
+      decidedByTokenId: approver.tokenId,
+    });
+    const again = await server.api(approver.token).post(`/api/messages/${id}/approve`);
+    expect(again.status).toBe(200);
+    expect(again.body.data.changed).toBe(false);
+    const reject = await server.api(approver.token).post(`/api/messages/${id}/reject`);
+    expect(reject.status).toBe(409);
+    expect(reject.body.errMsg).toContain('already approved');
+    await waitFor(
+      async () =>
+        (await q`select 1 from message where mailbox_id = ${world.b.mailboxId} and subject = 'Hello'`).length > 0,
+      15_000,
+      'local delivery',
+    );
+    await waitFor(async () => (await q`select status from outbox_job where message_id = ${id}`)[0]?.status === 'done');
+    const copies = await q`select m.id from message m join message mo on mo.internet_message_id = m.internet_message_id
+      where mo.id = ${id} and m.mailbox_id = ${world.b.mailboxId}`;
+    expect(copies).toHaveLength(1);
+    const decisions = (await server.api(world.a.token).get('/api/mailbox/audit')).body.data.items.filter(
+      (e: any) => e.messageId === id,
+    );
+    // The manual clock stands still here, so both entries share one instant: compare as a set.
+    expect(decisions.map((e: any) => e.decision).sort()).toEqual(['approved', 'held']);
+    expect(JSON.stringify(decisions)).not.toContain(approver.token);
+  });
+
+  it('reject: never leaves; MCP decide_approval with MailboxApprove; list_pending_approvals', async () => {
+    const id = await held(world.b.address);
+    const approver = await domainGrantedToken(world.a.mailboxId, ['MailboxRead', 'MailboxApprove']);
+    const client: Client = await mcpClient(server, approver.token);
+    const pending = await ok(client, 'list_pending_approvals', {});
+    expect(pending.items.map((m: any) => m.messageId)).toContain(id);
+    const result = await ok(client, 'decide_approval', { messageId: id, decision: 'reject', reason: 'no' });
+    expect(result).toMatchObject({ approvalStatus: 'rejected', deliveryStatus: 'failed' });
+    const detail = await server.api(world.a.token).get(`/api/messages/${id}`);
+    expect(detail.body.data.deliveryStatus).toBe('failed');
+    expect(detail.body.data.deliveries[0]).toMatchObject({ status: 'failed', remoteReply: 'rejected by approver' });
+    expect(await q`select * from outbox_job where message_id = ${id}`).toHaveLength(0);
+    const text = textOf(await call(client, 'decide_approval', { messageId: id, decision: 'approve' }));
+    expect(JSON.parse(text).code).toBe(409);
+    await client.close();
+  });
+
+  it('a domain token with DomainManage decides for its mailboxes; another domain sees 404', async () => {
+    const id = await held(world.b.address);
+    const foreign = await server.createDomain();
+    expect((await server.api(foreign.token).post(`/api/messages/${id}/approve`)).status).toBe(404);
+    const res = await server.api(world.domain.token).post(`/api/messages/${id}/reject`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.approvalStatus).toBe('rejected');
+  });
+
+  it('expires as rejected after APPROVAL_TTL (the sweeper), with message.rejected and an audit entry', async () => {
+    const id = await held(world.b.address);
+    clock.advance(72 * 3_600_000 + 1000);
+    const n = await server.runtime.services.approvals.expireDue();
+    expect(n).toBeGreaterThanOrEqual(1);
+    expect((await q`select approval_status from message where id = ${id}`)[0].approval_status).toBe('expired');
+    const events = (await server.api(world.a.token).get('/api/events')).body.data.items;
+    expect(
+      events.some(
+        (e: any) => e.type === 'message.rejected' && e.data.messageId === id && e.data.approvalStatus === 'expired',
+      ),
+    ).toBe(true);
+    const audit = (await server.api(world.domain.token).get('/api/domain/audit')).body.data.items;
+    expect(audit.find((e: any) => e.messageId === id && e.decision === 'expired')).toMatchObject({
+      tokenId: null,
+      channel: 'worker',
+    });
+    const approver = await domainGrantedToken(world.a.mailboxId, ['MailboxApprove']);
+    expect((await server.api(approver.token).post(`/api/messages/${id}/approve`)).status).toBe(409);
+  });
+
+  it('approving a message that was never held is 409 APPROVAL_NOT_PENDING', async () => {
+    await setPolicy(world.b.mailboxId, {});
+    const res = await server.api(world.b.token).post('/api/messages/send', sendBody(world.a.address));
+    expect(res.body.data.status).toBe('queued');
+    const r = await server.api(world.domain.token).post(`/api/messages/${res.body.data.messageId}/approve`);
+    expect(r.status).toBe(409);
+    expect(r.body.errMsg).toContain('never held');
+  });
+
+  it('MailboxApprove is in neither the bootstrap token nor a password login token', async () => {
+    const rows =
+      await q`select scopes from access_token where mailbox_id = ${world.a.mailboxId} and created_source = 'bootstrap'`;
+    expect(rows[0].scopes).not.toContain('MailboxApprove');
+  });
+});

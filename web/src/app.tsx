@@ -1,0 +1,100 @@
+import { useEffect } from 'preact/hooks';
+import { session, setMailbox, signOut } from './session';
+import { route, go } from './router';
+import { connectLive, lastEvent, liveState } from './live';
+import { features, detectFeatures } from './features';
+import { Login } from './views/login';
+import { Inbox } from './views/inbox';
+import { MessageView } from './views/message';
+import { ThreadView } from './views/thread';
+import { Compose } from './views/compose';
+import { Tokens } from './views/tokens';
+import { DomainMailboxes } from './views/domain';
+import { Approvals } from './views/approvals';
+import { Audit } from './views/audit';
+
+/** The console: sign in, then one screen per hash route (router.ts). */
+export function App() {
+  useEffect(() => void detectFeatures(), []);
+  const token = session.token.value;
+  const followed = session.kind.value === 'domain' ? session.mailboxAddress.value : null;
+  useEffect(() => {
+    if (!token || (session.kind.value === 'domain' && !followed)) return;
+    return connectLive(
+      token,
+      followed,
+      (event) => (lastEvent.value = event),
+      (address) => {
+        if (!session.mailboxAddress.value) setMailbox(address);
+      },
+    );
+  }, [token, followed]);
+  if (!session.token.value || session.expired.value) return <Login />;
+  const [screen = session.kind.value === 'domain' && !session.mailboxAddress.value ? 'domain' : 'inbox', a, b] =
+    route.value;
+  const mailboxOpen = session.kind.value === 'mailbox' || session.mailboxAddress.value !== null;
+  return (
+    <div class="shell">
+      <header class="top">
+        <a class="brand" href="#/inbox">
+          mailbox-service
+        </a>
+        <nav aria-label="Main">
+          {mailboxOpen && <a href="#/inbox">Inbox</a>}
+          {mailboxOpen && <a href="#/compose">Compose</a>}
+          {session.kind.value === 'mailbox' && <a href="#/tokens">Tokens</a>}
+          {session.kind.value === 'domain' && <a href="#/domain">Domain mailboxes</a>}
+          {features.value.approvals && mailboxOpen && <a href="#/approvals">Approvals</a>}
+          {features.value.audit && <a href="#/audit">Audit</a>}
+          <a href="/api/docs" target="_blank" rel="noopener">
+            API reference
+          </a>
+        </nav>
+        <span class="who">
+          {session.mailboxAddress.value ?? (session.kind.value === 'domain' ? 'domain token' : '')}
+          {session.kind.value === 'domain' && session.mailboxAddress.value && (
+            <button
+              class="link"
+              onClick={() => {
+                setMailbox(null);
+                go('domain');
+              }}
+            >
+              close mailbox
+            </button>
+          )}
+          <span class={`live ${liveState.value}`} title="Real-time connection">
+            {liveState.value}
+          </span>
+          <button class="link" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main id="main">{screenFor(screen, a, b)}</main>
+    </div>
+  );
+}
+
+function screenFor(screen: string, a?: string, b?: string) {
+  switch (screen) {
+    case 'message':
+      return <MessageView messageId={a!} />;
+    case 'thread':
+      return <ThreadView threadId={a!} />;
+    case 'compose':
+      return <Compose />;
+    case 'reply':
+      return <Compose replyTo={a!} />;
+    case 'tokens':
+      return <Tokens mailboxId={a ?? null} address={b ?? null} />;
+    case 'domain':
+      return <DomainMailboxes />;
+    case 'approvals':
+      return <Approvals />;
+    case 'audit':
+      return <Audit />;
+    default:
+      return <Inbox />;
+  }
+}

@@ -1,0 +1,66 @@
+/** Wire shapes the console reads (docs/api.md; the OpenAPI document at /api/openapi.json). */
+export interface MessageSummary {
+  messageId: string;
+  threadId: string;
+  direction: 'inbound' | 'outbound';
+  subject: string;
+  fromAddress: string;
+  fromDisplayName: string;
+  toAddress: string | null;
+  mailboxAddress: string;
+  attachmentCount: number;
+  isRead: boolean;
+  createdAtTs: number;
+  /** Added by the inbound-trust work: shown when the server sends them. */
+  origin?: 'internal' | 'external';
+  authenticated?: boolean;
+  status?: string;
+}
+
+export interface Attachment {
+  attachmentId: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+}
+
+export interface MessageDetail extends MessageSummary {
+  toAddresses: string[];
+  ccAddresses: string[];
+  bccAddresses: string[];
+  bodyText: string | null;
+  bodyHtml: string | null;
+  attachments: Attachment[];
+  deliveryStatus: string | null;
+  deliveries: { address: string; kind: string; status: string; remoteReply: string | null }[];
+  authentication?: Record<string, unknown> | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+  totalCount: number;
+}
+
+export interface TokenRecord {
+  tokenId: string;
+  tokenName: string;
+  tokenPrefix: string;
+  scopes: string[];
+  createdSource: string;
+  expiresAtTs: number | null;
+  disabledAtTs: number | null;
+  lastUsedAtTs: number | null;
+  canRevealPlaintext: boolean;
+  createdAtTs: number;
+}
+
+export interface MailboxView {
+  mailboxId: string;
+  address: string;
+  displayName: string;
+}
+
+export const MAILBOX_SCOPES = ['MailboxRead', 'MailboxSend', 'AttachmentWrite', 'TokenManage', 'MailboxDelete'];
+
+export const when = (ts: number | null | undefined): string => (ts ? new Date(ts).toLocaleString() : '—');
