@@ -28,7 +28,7 @@ export interface StorageSweepResult {
   expiredUploads: number;
   /** Complete blobs no row names, older than the grace. */
   orphanBlobs: number;
-  /** Temp files of writes that never finished (file store only). */
+  /** Writes that never finished: temp files (file store), chunks without a blob row (PostgreSQL store). */
   incompleteWrites: number;
 }
 

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { authenticate } from 'mailauth';
 import type { DnsLookup } from '../delivery/dns-resolver.js';
 
@@ -25,7 +25,7 @@ export interface Connection {
  */
 export async function verifyAuthentication(raw: Readable, c: Connection, resolver: DnsLookup): Promise<AuthVerdict> {
   try {
-    const r = await authenticate(raw, {
+    const r = await authenticate(await bodyOnlyIfSigned(raw), {
       ip: c.clientAddress,
       helo: c.helo,
       sender: c.mailFrom,
@@ -59,5 +59,42 @@ export async function verifyAuthentication(raw: Readable, c: Connection, resolve
       dmarc: { result: 'temperror', domain: null, policy: null },
       headers: `X-Auth-Error: ${(err as Error).message}`,
     };
+  }
+}
+
+/** Header sections larger than this are passed on whole (RawGuard already refuses past 100 KiB). */
+const MAX_HEADER_BYTES = 1024 * 1024;
+const DKIM_SIGNATURE = /(?:^|\n)dkim-signature[ \t]*:/i;
+
+/**
+ * What mailauth needs to read. Without a DKIM-Signature field (ARC is disabled) no body hash is
+ * computed, and SPF and DMARC read only the envelope and the header: the header section alone,
+ * and the rest of `raw` is left unread (its tee branch is dropped). That spares a pass over every
+ * byte of large unsigned mail. A signed message is read whole.
+ */
+async function bodyOnlyIfSigned(raw: Readable): Promise<Readable | Buffer> {
+  const chunks = raw[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const head: Buffer[] = [];
+  let bytes = 0;
+  for (;;) {
+    const next = await chunks.next();
+    if (next.done) return Buffer.concat(head); // the message ended inside its header section
+    head.push(next.value);
+    bytes += next.value.length;
+    const all = Buffer.concat(head);
+    const end = all.indexOf('\r\n\r\n');
+    if (end === -1 && bytes <= MAX_HEADER_BYTES) continue;
+    if (end !== -1 && !DKIM_SIGNATURE.test(all.subarray(0, end).toString('latin1'))) {
+      await chunks.return?.(); // destroys the branch; tee stops feeding it
+      return all.subarray(0, end + 4);
+    }
+    const rest = { [Symbol.asyncIterator]: () => chunks };
+    return Readable.from(
+      (async function* () {
+        yield all;
+        yield* rest;
+      })(),
+      { objectMode: false },
+    );
   }
 }

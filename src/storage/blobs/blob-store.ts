@@ -8,6 +8,12 @@ import type { Readable } from 'node:stream';
 export interface BlobStore {
   /** Streams `source` into the store; returns its size. Throws PAYLOAD_TOO_LARGE past `maxBytes`. */
   put(key: string, source: Readable | Buffer, maxBytes?: number): Promise<{ sizeBytes: number; sha256: string }>;
+  /**
+   * Moves the complete blob `from` to the new key `to` with `head` in front of its bytes, without
+   * reading them through the process (PostgreSQL renames chunk rows; files copy in the kernel's
+   * buffers). `to` is complete or absent; `from` is gone afterwards.
+   */
+  prependAndMove(from: string, to: string, head: Buffer): Promise<{ sizeBytes: number }>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;

@@ -59,6 +59,14 @@ export class FsBlobStore implements BlobStore {
     return { sizeBytes: size, sha256: hash.digest('hex') };
   }
 
+  /** Writes `to` like a put (temp file, fsync, rename) from `head` and the file of `from`, then removes `from`. */
+  async prependAndMove(from: string, to: string, head: Buffer): Promise<{ sizeBytes: number }> {
+    const source = createReadStream(this.file(from));
+    const { sizeBytes } = await this.put(to, Readable.from(withHead(head, source)));
+    await rm(this.file(from), { force: true });
+    return { sizeBytes };
+  }
+
   get(key: string): Promise<Buffer> {
     return readFile(this.file(key));
   }
@@ -96,4 +104,9 @@ export class FsBlobStore implements BlobStore {
     }
     if (batch.length) yield batch;
   }
+}
+
+async function* withHead(head: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield head;
+  yield* rest;
 }

@@ -6,6 +6,7 @@ import { Migration20270110000000MessageSearch } from './20270110000000-message-s
 import { Migration20270110000100MessageExtracted } from './20270110000100-message-extracted.js';
 import { Migration20270110000200AttachmentText } from './20270110000200-attachment-text.js';
 import { Migration20270110000300Webhooks } from './20270110000300-webhooks.js';
+import { Migration20270120000000BlobChunks } from './20270120000000-blob-chunks.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   { name: 'Migration20270110000100MessageExtracted', class: Migration20270110000100MessageExtracted },
   { name: 'Migration20270110000200AttachmentText', class: Migration20270110000200AttachmentText },
   { name: 'Migration20270110000300Webhooks', class: Migration20270110000300Webhooks },
+  { name: 'Migration20270120000000BlobChunks', class: Migration20270120000000BlobChunks },
 ];

@@ -78,7 +78,12 @@ export async function verifyMessages(url: string, ledger: Ledger): Promise<Verdi
       )
     ).rows;
     const blobs = new Map(
-      (await c.query<{ key: string; data: Buffer }>(`select key, data from blob`)).rows.map((r) => [r.key, r.data]),
+      (
+        await c.query<{ key: string; data: Buffer }>(
+          // Chunked blobs (pg-blob-store.ts) reassembled; rows written before chunking keep their data.
+          `select b.key, coalesce(b.data, (select string_agg(c.data, ''::bytea order by c.seq) from blob_chunk c where c.key = b.key), ''::bytea) as data from blob b`,
+        )
+      ).rows.map((r) => [r.key, r.data]),
     );
     const attachments = new Map<string, { sha256: string; blob_key: string }[]>();
     for (const a of (

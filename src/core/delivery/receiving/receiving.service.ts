@@ -66,8 +66,9 @@ export class ReceivingService {
    * parsed under the MIME caps and verified, all while it arrives. Mail whose From names a domain
    * hosted here must carry a valid DKIM signature of that domain by our key (HOSTED_SENDER_UNSIGNED,
    * 550 5.7.1). The stored raw message then gets our Authentication-Results (RFC 8601,
-   * authserv-id = SMTP_HOSTNAME) and Received (RFC 5321 §4.4) fields on top: one more copy of
-   * the bytes, as the verdict is only known at the end. One copy per distinct mailbox commits in
+   * authserv-id = SMTP_HOSTNAME) and Received (RFC 5321 §4.4) fields on top, as the verdict is
+   * only known at the end: the blob store moves the bytes under their final key behind that head
+   * without reading them back (prependAndMove). One copy per distinct mailbox commits in
    * one transaction. Resolves after the commit; on failure nothing stays behind (after a lost
    * database connection, the storage sweeper removes what no row names).
    */
@@ -104,8 +105,7 @@ export class ReceivingService {
       const trace = Buffer.from(
         ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
       );
-      await this.blobs.put(rawKey, Readable.from(prepend(trace, await this.blobs.stream(arrivingKey))));
-      await this.blobs.delete(arrivingKey).catch(() => undefined);
+      await this.blobs.prependAndMove(arrivingKey, rawKey, trace);
       const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
       const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
       const copies = await this.db.tx(async (trx) => {
@@ -181,11 +181,6 @@ export class ReceivingService {
     const date = at.toUTCString().replace(/GMT$/, '+0000');
     return `Received: from ${e.helo || 'unknown'} ([${e.clientAddress}])\r\n\tby ${this.options.hostname} with ${e.tls ? 'ESMTPS' : 'ESMTP'} id ${id.slice(4)}${forClause};\r\n\t${date}\r\n`;
   }
-}
-
-async function* prepend(head: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  yield head;
-  yield* rest;
 }
 
 /** The verdict when verification itself failed to run: nothing passed. */
