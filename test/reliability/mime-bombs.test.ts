@@ -16,8 +16,8 @@ import { apiProbe, finalReply, openData, pump } from './support/smtp-feed.js';
 // with the right reply or parsed under the caps, costing at most twice the CPU of an ordinary
 // message of its size (a 30 MB attachment in 76-character base64 lines, sent through the same
 // listener in the same run, so the figure holds on a loaded machine too; small bombs get a floor
-// of 1 s) and under 256 MB of memory, while the API of the same process keeps answering. test/smtp/mx-corpus.test.ts has the smaller
-// bombs. Memory is judged as the bomb's own cost: peak RSS during the bomb minus RSS just before
+// of 1 s) and under 256 MB of memory, while the API of the same process keeps answering.
+// test/smtp/mx-corpus.test.ts has the smaller bombs. Memory is judged as the bomb's own cost: peak RSS during the bomb minus RSS just before
 // it. The absolute peak is recorded too, but an idle `api,smtp` process already holds about
 // 210 MB (compiled) to 270 MB (under tsx, as here), so it cannot be the measure of one message.
 
