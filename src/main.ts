@@ -14,7 +14,7 @@ import { startResourceDirectory } from './core/resources/resource-runtime.js';
 import { startEventSweeper } from './core/events/event-sweeper.js';
 import { startPolicySweeper } from './core/policy/policy-sweeper.js';
 import { StorageSweeper, startStorageSweeper } from './core/housekeeping/storage-sweeper.js';
-import { openOrm, migrate, type Orm } from './storage/orm.js';
+import { openOrmWhenReachable, migrate, type Orm } from './storage/orm.js';
 import { Database } from './storage/database.js';
 import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
 import { PgBlobStore } from './storage/blobs/pg-blob-store.js';
@@ -83,15 +83,19 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   startTracing();
   const roles = options.roles ?? parseRoles(config.MAILBOX_ROLES);
 
-  const orm = await openOrm({
-    databaseUrl: config.DATABASE_URL,
-    pgliteDir: config.DATABASE_URL || options.inMemoryDatabase ? undefined : path.join(config.dataDir, 'pglite'),
-    poolMax: config.DATABASE_POOL_MAX,
-    lockAs: {
-      command: options.command ?? 'serve',
-      resourcesDir: config.MAILBOX_RESOURCES_DIR ? path.resolve(config.MAILBOX_RESOURCES_DIR) : null,
+  const orm = await openOrmWhenReachable(
+    {
+      databaseUrl: config.DATABASE_URL,
+      pgliteDir: config.DATABASE_URL || options.inMemoryDatabase ? undefined : path.join(config.dataDir, 'pglite'),
+      poolMax: config.DATABASE_POOL_MAX,
+      lockAs: {
+        command: options.command ?? 'serve',
+        resourcesDir: config.MAILBOX_RESOURCES_DIR ? path.resolve(config.MAILBOX_RESOURCES_DIR) : null,
+      },
     },
-  });
+    config.DATABASE_START_WAIT,
+    (attempt, err) => log.warn('storage.waiting', { attempt, message: (err as Error).message }),
+  );
   if (!options.skipMigrations) {
     const applied = await migrate(orm);
     if (applied.length) log.info('storage.migrated', { applied });

@@ -97,6 +97,12 @@ export const configSchema = z.object({
     .url()
     .refine((v) => /^postgres(ql)?:\/\//i.test(v), 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  /**
+   * How long a starting process waits for an unreachable database (DATABASE_URL) before it exits,
+   * retrying with backoff and logging each try; 0 exits at once. Keep it under the pod's startup
+   * probe budget (the chart: 180 s), so the pod waits instead of crash-looping.
+   */
+  DATABASE_START_WAIT: durationMs.default(120_000),
   /** Connections per process when DATABASE_URL is set. */
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** redis://… switches the event bus, Socket.IO adapter and rate limiter to Redis. */

@@ -1,3 +1,4 @@
+import { isStorageUnavailable } from './errors.js';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { PgliteDriver } from '@mikro-orm/pglite';
@@ -78,6 +79,38 @@ export async function openOrm(target: DatabaseTarget): Promise<Orm> {
   } catch (err) {
     release();
     throw err;
+  }
+}
+
+/**
+ * `openOrm`, retried while the database cannot be reached (a pod starting before PostgreSQL, or
+ * during its restart): backoff from 500 ms to 5 s, `onWait` told of each failure, up to `waitMs`;
+ * then, or on any other error, the error is thrown.
+ */
+export async function openOrmWhenReachable(
+  target: DatabaseTarget,
+  waitMs: number,
+  onWait: (attempt: number, err: unknown) => void,
+): Promise<Orm> {
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const orm = await openOrm(target);
+      if (!target.databaseUrl) return orm;
+      // The ORM opens without connecting; a failed connection shows on the first query.
+      try {
+        await orm.em.getConnection().execute('select 1');
+        return orm;
+      } catch (err) {
+        await orm.close(true).catch(() => undefined);
+        throw err;
+      }
+    } catch (err) {
+      const pause = Math.min(5_000, 500 * 2 ** (attempt - 1));
+      if (!target.databaseUrl || !isStorageUnavailable(err) || Date.now() + pause > deadline) throw err;
+      onWait(attempt, err);
+      await new Promise((r) => setTimeout(r, pause));
+    }
   }
 }
 

@@ -146,7 +146,7 @@ describe.skipIf(!helmAvailable)('helm chart (real helm 3.10)', () => {
       expect(c.ports.map((p: any) => p.containerPort)).toEqual([8080, 2587, 2525]);
       expect(c.lifecycle.preStop.exec.command).toEqual(['sleep', '10']);
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(10 + 5);
-      expect(c.env).toContainEqual({ name: 'SMTP_CLOSE_TIMEOUT', value: '5s' }); // smtp.closeTimeoutSeconds reaches the server
+      expect(c.env).toContainEqual({ name: 'SMTP_CLOSE_TIMEOUT', value: '25s' }); // smtp.closeTimeoutSeconds reaches the server
       for (const role of ['api', 'realtime']) {
         const http = named(objects, 'Deployment', `mbx-mailbox-service-${role}`).spec.template.spec;
         expect(http.containers[0].env).toContainEqual({ name: 'HTTP_DRAIN_TIMEOUT', value: '10s' });
