@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test chromium client test-postgres test-pglite test-k8s e2e reliability soak bench lint format clean services
+.PHONY: install build run test chromium client db-types test-postgres test-pglite test-k8s e2e reliability soak bench lint format clean services
 
 install: node_modules/.installed
 
@@ -77,6 +77,11 @@ services:
 	@bash scripts/ensure-services.sh
 
 ## make client: regenerate the typed TypeScript client's types (clients/typescript) from the routes.
+## make db-types: regenerate src/storage/schema.ts (the Kysely DB type) from a scratch PostgreSQL database
+## migrated with src/storage/migrations (dropped afterwards); test/storage/schema-consistency.test.ts checks it.
+db-types: install services
+	tsx scripts/db-types.ts
+
 client: install
 	tsx scripts/generate-client.ts
 	openapi-typescript clients/typescript/openapi.json -o clients/typescript/schema.d.ts

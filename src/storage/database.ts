@@ -1,8 +1,12 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Em, Orm } from './orm.js';
+import type { DB } from './schema.js';
 
-/** A Kysely handle bound either to the pool or to one open transaction. */
-export type Sql = Kysely<any>;
+/**
+ * A Kysely handle bound either to the pool or to one open transaction, typed with the schema the
+ * migrations create (src/storage/schema.ts, `make db-types`).
+ */
+export type Sql = Kysely<DB>;
 export { sql };
 
 /**
@@ -14,7 +18,7 @@ export class Database {
   private readonly pooled: Sql;
 
   constructor(readonly orm: Orm) {
-    this.pooled = (orm.em.fork() as Em).getKysely() as Sql;
+    this.pooled = (orm.em.fork() as Em).getKysely() as unknown as Sql;
   }
 
   get db(): Sql {
@@ -31,7 +35,7 @@ export class Database {
 
   /** Runs `fn` in one transaction; the callback's handle must be used for every statement. */
   async tx<T>(fn: (trx: Sql) => Promise<T>): Promise<T> {
-    return (this.orm.em.fork() as Em).transactional(async (em) => fn((em as Em).getKysely() as Sql));
+    return (this.orm.em.fork() as Em).transactional(async (em) => fn((em as Em).getKysely() as unknown as Sql));
   }
 
   async ping(): Promise<void> {
