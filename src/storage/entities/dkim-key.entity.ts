@@ -10,7 +10,7 @@ export const DkimKeyEntity = defineEntity({
   name: 'DkimKey',
   tableName: 'dkim_key',
   properties: {
-    domain: () => p.manyToOne(DomainEntity).mapToPk().primary().deleteRule('cascade'),
+    domain: () => p.manyToOne(DomainEntity).mapToPk().primary().deleteRule('cascade').updateRule('no action'),
     selector: p.string().length(63),
     algorithm: p.string().length(16),
     privateKeyCipher: p.text(),

@@ -1,18 +1,32 @@
 export { DomainEntity } from './domain.entity.js';
 export { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
 export { AccessTokenEntity } from './access-token.entity.js';
-export { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
-export { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
+export {
+  ThreadEntity,
+  MessageEntity,
+  MessageRecipientEntity,
+  AttachmentEntity,
+  AttachmentTextEntity,
+} from './message.entity.js';
+export { OutboxJobEntity, MailboxEventEntity, BlobEntity, BlobChunkEntity } from './outbox.entity.js';
 export { DkimKeyEntity } from './dkim-key.entity.js';
 export { AuditEntryEntity } from './audit-entry.entity.js';
+export { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
 import { AccessTokenEntity } from './access-token.entity.js';
-import { ThreadEntity, MessageEntity, MessageRecipientEntity, AttachmentEntity } from './message.entity.js';
-import { OutboxJobEntity, MailboxEventEntity, BlobEntity } from './outbox.entity.js';
+import {
+  ThreadEntity,
+  MessageEntity,
+  MessageRecipientEntity,
+  AttachmentEntity,
+  AttachmentTextEntity,
+} from './message.entity.js';
+import { OutboxJobEntity, MailboxEventEntity, BlobEntity, BlobChunkEntity } from './outbox.entity.js';
 import { DkimKeyEntity } from './dkim-key.entity.js';
 import { AuditEntryEntity } from './audit-entry.entity.js';
+import { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 
 export const allEntities = [
   DomainEntity,
@@ -24,9 +38,13 @@ export const allEntities = [
   MessageEntity,
   MessageRecipientEntity,
   AttachmentEntity,
+  AttachmentTextEntity,
   OutboxJobEntity,
   MailboxEventEntity,
   BlobEntity,
+  BlobChunkEntity,
   DkimKeyEntity,
   AuditEntryEntity,
+  WebhookEntity,
+  WebhookDeliveryEntity,
 ];

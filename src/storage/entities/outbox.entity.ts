@@ -52,8 +52,21 @@ export const BlobEntity = defineEntity({
   tableName: 'blob',
   properties: {
     key: p.string().primary().length(200),
-    data: p.blob(),
+    /** Blobs written before blob_chunk (migration 20270120000000) keep their bytes here; newer rows leave it null. */
+    data: p.blob().nullable(),
     sizeBytes: p.bigint('number'),
     createdAt: p.datetime(3),
+  },
+});
+
+/** One chunk of a blob's bytes (migration 20270120000000): written and committed one at a time. */
+export const BlobChunkEntity = defineEntity({
+  name: 'BlobChunk',
+  tableName: 'blob_chunk',
+  properties: {
+    key: p.string().primary().length(200),
+    seq: p.integer().primary(),
+    data: p.blob(),
+    createdAt: p.datetime(3).defaultRaw('now()'),
   },
 });
