@@ -21,7 +21,7 @@ import type { EventBus } from './events/event-bus.js';
 import { MessageService } from './messages/message.service.js';
 import { SendService } from './delivery/sending/send.service.js';
 import { AttachmentService } from './attachments/attachment.service.js';
-import { InboundStore } from './delivery/receiving/inbound-store.js';
+import { InboundStore } from './delivery/receiving/inbound.store.js';
 import { createMailTransport, type MailTransport } from './delivery/mail-transport.js';
 import { WaitService } from './messages/wait.service.js';
 import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';

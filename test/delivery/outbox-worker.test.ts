@@ -6,7 +6,7 @@ import { startRuntime } from '../../src/main.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { rowsOf, sendBody, twoMailboxes, waitFor } from './helpers.js';
 import { OutboxWorker } from '../../src/core/delivery/outbound/outbox-worker.js';
-import { claimDueJob } from '../../src/core/delivery/outbound/outbox-jobs.js';
+import { claimDueJob } from '../../src/core/delivery/outbound/outbox-job.store.js';
 import { deliverMessage } from '../../src/core/delivery/outbound/deliver-job.js';
 
 // Only the api role: these tests run the workers themselves.

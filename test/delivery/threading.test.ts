@@ -7,7 +7,7 @@ import {
   replySubject,
 } from '../../src/core/delivery/threading.js';
 import { overallStatus } from '../../src/core/delivery/outbound/delivery-status.js';
-import { recipientsOf } from '../../src/core/delivery/sending/outbound-store.js';
+import { recipientsOf } from '../../src/core/delivery/sending/outbound.store.js';
 import { sanitizeContentType, sanitizeFilename } from '../../src/core/attachments/attachment-meta.js';
 
 describe('threading rules', () => {

@@ -117,7 +117,7 @@ export async function seedHeldMessage(
   server: TestServer,
   mailbox: { mailboxId: string; address: string; domainId: string },
 ): Promise<SeededMessage> {
-  const { writeOutbound } = await import('../../src/core/delivery/sending/outbound-store.js');
+  const { writeOutbound } = await import('../../src/core/delivery/sending/outbound.store.js');
   const services = server.runtime.services;
   const ref = { id: mailbox.mailboxId, address: mailbox.address, domainId: mailbox.domainId, displayName: '' };
   const written = await services.db.tx((trx) =>

@@ -71,3 +71,8 @@ export async function attachmentsOfMessage(trx: Sql, messageId: string): Promise
     blobKey: r.blob_key,
   }));
 }
+
+/** Deletes staged uploads among `ids` that no message claimed (a submission that failed). */
+export async function deleteUnclaimedAttachments(db: Sql, ids: readonly string[]): Promise<void> {
+  await sql`delete from attachment where id = any(${[...ids]}::text[]) and message_id is null`.execute(db);
+}

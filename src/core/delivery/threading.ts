@@ -1,5 +1,6 @@
 import { splitAddress } from '../address.js';
-import { sql, type Sql } from '../../storage/database.js';
+import type { Sql } from '../../storage/database.js';
+import { messagesByInternetIds } from './thread.store.js';
 
 /** RFC 5322 §3.6.4 msg-id shape; anything else in a header is ignored for threading. */
 const MSG_ID_RE = /^<[^<>\s]+@[^<>\s]+>$/;
@@ -61,30 +62,11 @@ export async function findParentByMessageIds(
   ids: readonly string[],
 ): Promise<{ id: string; threadId: string; internetMessageId: string } | undefined> {
   if (ids.length === 0) return undefined;
-  const rows = (
-    await sql<{ id: string; thread_id: string; internet_message_id: string }>`
-    select id, thread_id, internet_message_id from message
-    where mailbox_id = ${mailboxId} and internet_message_id = any(${[...ids]}::text[])
-    order by created_at`.execute(trx)
-  ).rows;
+  const rows = await messagesByInternetIds(trx, mailboxId, ids);
   // The last id in References / In-Reply-To is the direct parent; earlier ones are ancestors.
   for (const id of [...ids].reverse()) {
     const hit = rows.find((r) => r.internet_message_id === id);
     if (hit) return { id: hit.id, threadId: hit.thread_id, internetMessageId: hit.internet_message_id };
   }
   return undefined;
-}
-
-/** Opens a thread for a message that continues none. */
-export async function createThread(
-  trx: Sql,
-  thread: { id: string; mailboxId: string; subject: string; at: Date },
-): Promise<void> {
-  await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at)
-    values (${thread.id}, ${thread.mailboxId}, ${thread.subject}, ${thread.at}, ${thread.at})`.execute(trx);
-}
-
-/** Moves a thread's last activity forward (never back, for late-arriving messages). */
-export async function touchThread(trx: Sql, threadId: string, at: Date): Promise<void> {
-  await sql`update thread set last_message_at = greatest(last_message_at, ${at}) where id = ${threadId}`.execute(trx);
 }

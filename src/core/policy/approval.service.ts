@@ -6,7 +6,7 @@ import { requireScope, visibilityOf } from '../auth/access.js';
 import type { Database, Sql } from '../../storage/database.js';
 import type { EventBus } from '../events/event-bus.js';
 import { appendEvent, type MailboxEvent } from '../events/event-log.js';
-import { insertOutboxJob } from '../delivery/sending/outbound-store.js';
+import { insertOutboxJob } from '../delivery/sending/outbound.store.js';
 import type { AuditStore } from '../audit/audit.store.js';
 import type { Channel } from '../audit/audit.schemas.js';
 import type { ApprovalRow, ApprovalStatus, ApprovalStore } from './approval.store.js';

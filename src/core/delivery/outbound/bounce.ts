@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { rfc5322Date } from '../../mail/raw-headers.js';
-import type { InboundMessage } from '../receiving/inbound-store.js';
+import type { InboundMessage } from '../receiving/inbound.store.js';
 
 export interface Failure {
   address: string;

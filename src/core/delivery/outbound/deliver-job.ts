@@ -1,8 +1,9 @@
-import { sql, date, type Database } from '../../../storage/database.js';
+import { date, type Database } from '../../../storage/database.js';
+import { outboundMessage, pendingRecipients } from './delivery.store.js';
 import type { MailboxEvent } from '../../events/event-log.js';
 import { attachmentsOfMessage } from '../../attachments/attachment.store.js';
 import { deliveryOutcomes } from '../../../telemetry/metric-registry.js';
-import type { InboundStore } from '../receiving/inbound-store.js';
+import type { InboundStore } from '../receiving/inbound.store.js';
 import { deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
 import { routeRecipient } from '../recipient-routing.js';
 import { deliverExternally, failWithBounce, type TransferDeps, type TransferMessage } from './external-delivery.js';
@@ -41,8 +42,7 @@ export async function deliverMessage(
 ): Promise<JobOutcome> {
   const message = await loadOutbound(db, messageId);
   if (!message) return { waiting: 0, events: [] };
-  const recipients = await db.rows(sql<PendingRecipient>`select id, address from message_recipient
-    where message_id = ${messageId} and status in ('queued', 'deferred') order by id`);
+  const recipients = await pendingRecipients(db, messageId);
   const events: MailboxEvent[] = [];
   const external: PendingRecipient[] = [];
   const unknown: PendingRecipient[] = [];
@@ -76,28 +76,7 @@ export async function deliverMessage(
 }
 
 async function loadOutbound(db: Database, messageId: string): Promise<TransferMessage | undefined> {
-  const row = await db.one(sql<{
-    id: string;
-    mailbox_id: string;
-    domain_id: string;
-    from_address: string;
-    from_display_name: string;
-    to_addresses: string[];
-    cc_addresses: string[];
-    subject: string;
-    body_text: string | null;
-    body_html: string | null;
-    internet_message_id: string | null;
-    in_reply_to_message_id: string | null;
-    references_header: string[];
-    sent_at: string | null;
-    created_at: string;
-    raw_blob_key: string | null;
-    auto_submitted: string | null;
-  }>`select m.id, m.mailbox_id, mb.domain_id, m.from_address, m.from_display_name, m.to_addresses, m.cc_addresses, m.subject, m.body_text, m.body_html,
-      m.internet_message_id, m.in_reply_to_message_id, m.references_header, m.sent_at, m.created_at, m.raw_blob_key,
-      m.auto_submitted
-    from message m join mailbox mb on mb.id = m.mailbox_id where m.id = ${messageId} and m.direction = 'outbound'`);
+  const row = await outboundMessage(db, messageId);
   if (!row) return undefined;
   return {
     id: row.id,

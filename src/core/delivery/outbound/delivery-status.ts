@@ -1,4 +1,5 @@
-import { sql, type Sql } from '../../../storage/database.js';
+import type { Sql } from '../../../storage/database.js';
+import { lockRecipient, recipientStatuses, setMessageDeliveryStatus, updateRecipientStatus } from './delivery.store.js';
 import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
 
 /** Per recipient: queued (not tried or waiting for a transport), deferred (temporary failure), or final. */
@@ -18,13 +19,8 @@ export function overallStatus(statuses: readonly RecipientStatus[]): DeliverySta
 
 /** Recomputes and stores the message's deliveryStatus inside the recipient change's transaction. */
 export async function refreshDeliveryStatus(trx: Sql, messageId: string): Promise<DeliveryStatus> {
-  const rows = (
-    await sql<{
-      status: RecipientStatus;
-    }>`select status from message_recipient where message_id = ${messageId}`.execute(trx)
-  ).rows;
-  const status = overallStatus(rows.map((r) => r.status));
-  await sql`update message set delivery_status = ${status} where id = ${messageId}`.execute(trx);
+  const status = overallStatus(await recipientStatuses(trx, messageId));
+  await setMessageDeliveryStatus(trx, messageId, status);
   return status;
 }
 
@@ -48,13 +44,8 @@ export async function recordRecipientOutcome(
 
 /** Locks the recipient and its message (whose status a change recomputes); true while it is still to do. */
 export async function lockUnfinishedRecipient(trx: Sql, recipientId: string): Promise<boolean> {
-  const row = (
-    await sql<{
-      status: RecipientStatus;
-    }>`select r.status from message_recipient r join message m on m.id = r.message_id
-    where r.id = ${recipientId} for update`.execute(trx)
-  ).rows[0];
-  return row?.status === 'queued' || row?.status === 'deferred';
+  const status = await lockRecipient(trx, recipientId);
+  return status === 'queued' || status === 'deferred';
 }
 
 /** Stores a locked recipient's new status, recomputes the message's, and logs `message.delivery` for the sender. */
@@ -66,8 +57,7 @@ export async function setRecipientStatus(
   reply: string,
   at: Date,
 ): Promise<MailboxEvent> {
-  await sql`update message_recipient set status = ${status}, remote_reply = ${reply}, attempts = attempts + 1, updated_at = ${at},
-    delivered_at = ${status === 'delivered' ? at : null} where id = ${recipient.id}`.execute(trx);
+  await updateRecipientStatus(trx, recipient.id, status, reply, at);
   const deliveryStatus = await refreshDeliveryStatus(trx, message.id);
   return appendEvent(
     trx,

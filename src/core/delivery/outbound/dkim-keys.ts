@@ -3,7 +3,8 @@ import type { Clock } from '../../time.js';
 import type { TokenCipher } from '../../tokens/token-cipher.js';
 import type { Principal } from '../../auth/principal.js';
 import { requireDomainToken, requireScope } from '../../auth/access.js';
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
+import { dkimKeyOf, insertDkimKey } from './delivery.store.js';
 
 export interface DkimKey {
   domain: string;
@@ -62,8 +63,7 @@ export class DkimKeys {
   }
 
   private async load(domainId: string) {
-    return this.db.one(sql<{ name: string; selector: string; private_key_cipher: string; public_key: string }>`
-      select d.name, k.selector, k.private_key_cipher, k.public_key from dkim_key k join domain d on d.id = k.domain_id where k.domain_id = ${domainId}`);
+    return dkimKeyOf(this.db, domainId);
   }
 
   private async create(domainId: string) {
@@ -73,9 +73,13 @@ export class DkimKeys {
     const selector = `mbx${now.toISOString().slice(0, 7).replace('-', '')}`;
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const pub = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-    await this.db
-      .rows(sql`insert into dkim_key (domain_id, selector, algorithm, private_key_cipher, public_key, created_at)
-      values (${domainId}, ${selector}, 'rsa-sha256', ${this.cipher.encrypt(pem, `dkim:${domainId}`)}, ${pub}, ${now}) on conflict (domain_id) do nothing`);
+    await insertDkimKey(this.db, {
+      domainId,
+      selector,
+      privateKeyCipher: this.cipher.encrypt(pem, `dkim:${domainId}`),
+      publicKey: pub,
+      at: now,
+    });
     const row = await this.load(domainId);
     if (!row) throw new Error(`domain ${domainId} does not exist`);
     return row;

@@ -8,7 +8,7 @@ import { deliveryOutcomes } from '../../../telemetry/metric-registry.js';
 import { composeMessage } from '../../mail/compose.js';
 import { prepareForTransfer, rfc5322Date } from '../../mail/raw-headers.js';
 import { signMessage } from '../../mail/dkim-sign.js';
-import type { InboundStore } from '../receiving/inbound-store.js';
+import type { InboundStore } from '../receiving/inbound.store.js';
 import type { OutboundMessage, PendingRecipient } from './local-delivery.js';
 import type { DkimKeys } from './dkim-keys.js';
 import type { ExternalTransport } from './external-transport.js';

@@ -1,5 +1,6 @@
-import { sql, type Database } from '../../../storage/database.js';
-import type { ClaimedJob } from './outbox-jobs.js';
+import type { Database } from '../../../storage/database.js';
+import type { ClaimedJob } from './outbox-job.store.js';
+import { extendLease } from './delivery.store.js';
 
 /**
  * Extends the lease of a job this worker still holds (a long SMTP conversation must not let it
@@ -14,9 +15,7 @@ export async function renewLease(
   now: Date,
 ): Promise<boolean> {
   const until = new Date(now.getTime() + leaseMs);
-  const row = await db.one(sql<{ id: string }>`update outbox_job set lease_until = ${until}, updated_at = ${now}
-    where id = ${job.id} and locked_by = ${workerId} and lease_until = ${job.leaseUntil} and status = 'pending' returning id`);
-  if (!row) return false;
+  if (!(await extendLease(db, job, workerId, until, now))) return false;
   job.leaseUntil = until;
   return true;
 }

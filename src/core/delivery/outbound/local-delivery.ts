@@ -1,7 +1,8 @@
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
+import { inboundCopy, lockMailboxes, type PendingRecipientRow } from './delivery.store.js';
 import type { MailboxEvent } from '../../events/event-log.js';
 import type { AttachmentFile } from '../../attachments/attachment.store.js';
-import type { InboundStore } from '../receiving/inbound-store.js';
+import type { InboundStore } from '../receiving/inbound.store.js';
 import { lockUnfinishedRecipient, setRecipientStatus } from './delivery-status.js';
 
 /** The sender's outbound row, as every recipient's copy is built from it. */
@@ -23,10 +24,7 @@ export interface OutboundMessage {
   attachments: AttachmentFile[];
 }
 
-export interface PendingRecipient {
-  id: string;
-  address: string;
-}
+export type PendingRecipient = PendingRecipientRow;
 
 /**
  * Delivers one recipient into a hosted mailbox. The inbound copy and the recipient's status
@@ -46,20 +44,13 @@ export async function deliverLocally(
     // Mailbox rows in id order: sender and recipient mailboxes are both written (events,
     // counters), and a fixed order keeps two opposite local deliveries from deadlocking.
     // Lock order throughout: recipient and message rows, then mailboxes, then threads.
-    await sql`select id from mailbox where id = any(${[message.mailboxId, targetMailboxId]}::text[]) order by id for update`.execute(
-      trx,
-    );
+    await lockMailboxes(trx, [message.mailboxId, targetMailboxId]);
     const events: MailboxEvent[] = [];
     // Two addresses of one mailbox (primary and alias) get one copy, not two.
     const existing =
       message.internetMessageId === null
         ? undefined
-        : (
-            await sql<{ id: string }>`select id from message
-      where mailbox_id = ${targetMailboxId} and direction = 'inbound' and internet_message_id = ${message.internetMessageId} limit 1`.execute(
-              trx,
-            )
-          ).rows[0];
+        : await inboundCopy(trx, targetMailboxId, message.internetMessageId);
     if (!existing) {
       const stored = await inbound.store(trx, {
         mailboxId: targetMailboxId,

@@ -1,7 +1,7 @@
 import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Services } from '../../services.js';
 import { tracer } from '../../../telemetry/tracing.js';
-import { claimDueJob, finishJob, postponeJob, type ClaimedJob } from './outbox-jobs.js';
+import { claimDueJob, finishJob, postponeJob, type ClaimedJob } from './outbox-job.store.js';
 import { deliverMessage, type TransferContext } from './deliver-job.js';
 import { withLease } from './job-lease.js';
 import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from './retry.js';

@@ -1,4 +1,5 @@
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
+import { hostedDkimKeys, hostedDomainNames } from './hosted-dkim.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 
 /**
@@ -12,9 +13,7 @@ export function hostedDkimLookup(db: Database, dns: DnsLookup): DnsLookup {
     const m = /^([^.]+)\._domainkey\.(.+?)\.?$/i.exec(name);
     if (rrtype !== 'TXT' || !m) return dns(name, rrtype);
     const [, selector, domain] = m;
-    const rows = await db.rows(sql<{ selector: string | null; public_key: string | null }>`
-      select k.selector, k.public_key from domain d left join dkim_key k on k.domain_id = d.id
-      where d.name = ${domain!.toLowerCase()}`);
+    const rows = await hostedDkimKeys(db, domain!.toLowerCase());
     if (rows.length === 0) return dns(name, rrtype);
     const key = rows.find((r) => r.selector?.toLowerCase() === selector!.toLowerCase());
     if (!key?.public_key) throw Object.assign(new Error(`no DKIM key ${name} here`), { code: 'ENOTFOUND' });
@@ -24,7 +23,5 @@ export function hostedDkimLookup(db: Database, dns: DnsLookup): DnsLookup {
 
 /** The hosted domains (enabled or not) among `domains`, lower-case. */
 export async function hostedDomains(db: Database, domains: readonly string[]): Promise<string[]> {
-  if (domains.length === 0) return [];
-  const rows = await db.rows(sql<{ name: string }>`select name from domain where name = any(${[...domains]}::text[])`);
-  return rows.map((r) => r.name);
+  return hostedDomainNames(db, domains);
 }

@@ -16,7 +16,7 @@ import { OurAuthResultsFilter } from '../../mail/auth-results-filter.js';
 import { allFromAddresses } from '../../mail/author-fields.js';
 import { hostedDomains } from './hosted-dkim.js';
 import { tee } from '../../mail/tee.js';
-import type { InboundStore } from './inbound-store.js';
+import type { InboundStore } from './inbound.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import { routeRecipient } from '../recipient-routing.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { sql, type Database } from '../../../storage/database.js';
 import type { SendAccepted } from './send.schemas.js';
-import type { OutboundDraft } from './outbound-store.js';
+import type { OutboundDraft } from './outbound.store.js';
 
 /**
  * Fingerprint of a normalized request: after parsing, so `"a@x"` and `["A@x"]` are the same

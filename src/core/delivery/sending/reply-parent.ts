@@ -1,6 +1,7 @@
 import { notFound } from '../../errors.js';
 import type { Visibility } from '../../auth/principal.js';
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
+import { replyParentRow } from './outbound.store.js';
 
 export interface ParentMessage {
   id: string;
@@ -19,23 +20,7 @@ export interface ParentMessage {
  * domain token its domain. Soft-deleted, unknown and invisible are the same 404.
  */
 export async function findReplyParent(db: Database, visibility: Visibility, messageId: string): Promise<ParentMessage> {
-  const scope =
-    visibility.kind === 'mailbox'
-      ? sql`m.mailbox_id = ${visibility.mailboxId}`
-      : sql`mb.domain_id = ${visibility.domainId}`;
-  const row = await db.one(sql<{
-    id: string;
-    mailbox_id: string;
-    thread_id: string;
-    direction: 'inbound' | 'outbound';
-    subject: string;
-    from_address: string;
-    to_addresses: string[];
-    internet_message_id: string | null;
-    references_header: string[];
-  }>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.to_addresses, m.internet_message_id, m.references_header
-    from message m join mailbox mb on mb.id = m.mailbox_id
-    where m.id = ${messageId} and m.deleted_at is null and ${scope}`);
+  const row = await replyParentRow(db, visibility, messageId);
   if (!row) throw notFound('Message');
   return {
     id: row.id,

@@ -1,5 +1,4 @@
 import type { Database } from '../../../storage/database.js';
-import { sql } from '../../../storage/database.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
 import { currentTraceparent } from '../../../telemetry/tracing.js';
 import { AppError } from '../../errors.js';
@@ -13,7 +12,7 @@ import type { Logger } from '../../logger.js';
 import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { requireScope, resolveMailbox, visibilityOf } from '../../auth/access.js';
 import { idempotencyKeySchema, type ReplyInput, type SendAccepted, type SendInput } from './send.schemas.js';
-import { writeOutbound, recipientsOf, type OutboundDraft } from './outbound-store.js';
+import { writeOutbound, recipientsOf, domainSendRateLimit, type OutboundDraft } from './outbound.store.js';
 import { replayIdempotent, requestHash } from './idempotency.js';
 import { findReplyParent } from './reply-parent.js';
 import { replyReferences, replySubject } from '../threading.js';
@@ -188,9 +187,7 @@ export class SendService {
   /** The mailbox's own limit, else its domain's, else the configured default (null). */
   private async sendRateLimitOf(mailbox: MailboxRef): Promise<number | null> {
     if (mailbox.sendRateLimitPerMinute !== null) return mailbox.sendRateLimitPerMinute;
-    const row = await this.db.one(sql<{ send_rate_limit_per_minute: number | null }>`
-      select send_rate_limit_per_minute from domain where id = ${mailbox.domainId}`);
-    return row?.send_rate_limit_per_minute ?? null;
+    return domainSendRateLimit(this.db, mailbox.domainId);
   }
 }
 

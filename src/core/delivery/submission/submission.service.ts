@@ -6,7 +6,8 @@ import { isAddress, normalizeAddress } from '../../address.js';
 import type { Logger } from '../../logger.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import type { TokenAuthenticator } from '../../tokens/token-authenticator.js';
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
+import { deleteUnclaimedAttachments } from '../../attachments/attachment.store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import type { BlobStore } from '../../../storage/blobs/blob-store.js';
 import { parseMime } from '../../mail/mime-parse.js';
@@ -14,7 +15,7 @@ import { tee } from '../../mail/tee.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
-import { areActiveIdentities, isActiveIdentity, submissionMailbox } from './sender-identity.js';
+import { areActiveIdentities, isActiveIdentity, submissionMailbox } from './sender-identity.store.js';
 import { submittedDraft, stageAttachments } from './submitted-draft.js';
 import type { OutboundPolicy, SendActor } from '../../policy/outbound-policy.js';
 
@@ -188,10 +189,7 @@ export class SubmissionService {
       // The whole-message policy decision again at end of DATA (headers: reply parent, approval).
       return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft);
     } catch (err) {
-      if (staged.length)
-        await this.db
-          .rows(sql`delete from attachment where id = any(${staged}::text[]) and message_id is null`)
-          .catch(() => undefined);
+      if (staged.length) await deleteUnclaimedAttachments(this.db.db, staged).catch(() => undefined);
       // A connection lost during the send transaction leaves its outcome unknown (the COMMIT may
       // have landed): the blobs stay, and the storage sweeper removes them if no row names them.
       if (!isStorageUnavailable(err)) await discard();

@@ -4,7 +4,7 @@ import type { AttachmentFile } from '../../attachments/attachment.store.js';
 import { insertAttachment } from '../../attachments/attachment.store.js';
 import type { ParsedMessage } from '../../mail/mime-parse.js';
 import type { Database } from '../../../storage/database.js';
-import type { OutboundDraft } from '../sending/outbound-store.js';
+import type { OutboundDraft } from '../sending/outbound.store.js';
 import { cleanMessageIds, findParentByMessageIds, inboundReferences } from '../threading.js';
 
 /**

@@ -4,9 +4,10 @@ import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
 import { ID_PREFIX, newId } from '../../ids.js';
 import type { Clock } from '../../time.js';
 import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
-import { bodyFormatOf } from '../sending/outbound-store.js';
+import { bodyFormatOf } from '../sending/outbound.store.js';
 import { extractMessage } from '../../extraction/extract.js';
-import { cleanMessageIds, createThread, findParentByMessageIds, inboundReferences, touchThread } from '../threading.js';
+import { cleanMessageIds, findParentByMessageIds, inboundReferences } from '../threading.js';
+import { createThread, touchThread } from '../thread.store.js';
 
 /** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
 export interface InboundMessage {

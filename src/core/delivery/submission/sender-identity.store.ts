@@ -1,13 +1,9 @@
 import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { sql, type Database } from '../../../storage/database.js';
+import type { Col, Row } from '../../../storage/rows.js';
 
-type Row = {
-  id: string;
-  address: string;
-  domain_id: string;
-  display_name: string;
-  send_rate_limit_per_minute: number | null;
-  identity_name: string;
+type IdentityRow = Row<'mailbox', 'id' | 'address' | 'domain_id' | 'display_name' | 'send_rate_limit_per_minute'> & {
+  identity_name: Col<'sender_identity', 'display_name'>;
   primary_or_alias: boolean;
 };
 
@@ -22,7 +18,7 @@ export async function submissionMailbox(
   principal: Principal,
   username: string,
 ): Promise<(MailboxRef & { identityName: string }) | undefined> {
-  const rows = await db.rows(sql<Row>`
+  const rows = await db.rows(sql<IdentityRow>`
     select m.id, m.address, m.domain_id, m.display_name, m.send_rate_limit_per_minute, si.display_name as identity_name,
       (m.address = si.address or exists(select 1 from mailbox_alias a where a.mailbox_id = m.id and a.address = si.address and a.is_active)) as primary_or_alias
     from sender_identity si join mailbox m on m.id = si.mailbox_id join domain d on d.id = m.domain_id

@@ -2,8 +2,11 @@ import { ID_PREFIX, newId } from '../../ids.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
 import { claimAttachments } from '../../attachments/attachment.store.js';
-import { sql, type Sql } from '../../../storage/database.js';
-import { createThread, internetMessageIdFor, touchThread } from '../threading.js';
+import { sql, type Database, type Sql } from '../../../storage/database.js';
+import type { Col, Narrow, Row } from '../../../storage/rows.js';
+import type { Visibility } from '../../auth/principal.js';
+import { internetMessageIdFor } from '../threading.js';
+import { createThread, touchThread } from '../thread.store.js';
 import type { SendAccepted } from './send.schemas.js';
 
 /** The message a reply answers, as the outbound row needs it. */
@@ -155,4 +158,41 @@ export function recipientsOf(
     for (const address of list) if (!seen.has(address)) seen.set(address, kind);
   }
   return [...seen].map(([address, kind]) => ({ address, kind }));
+}
+
+export type ReplyParentRow = Narrow<
+  Row<
+    'message',
+    | 'id'
+    | 'mailbox_id'
+    | 'thread_id'
+    | 'subject'
+    | 'from_address'
+    | 'to_addresses'
+    | 'internet_message_id'
+    | 'references_header'
+  > & { direction: Col<'message', 'direction'> },
+  { direction: 'inbound' | 'outbound' }
+>;
+
+/** A live message the caller may see (a mailbox token its mailbox, a domain token its domain), as a reply needs it. */
+export async function replyParentRow(
+  db: Database,
+  visibility: Visibility,
+  messageId: string,
+): Promise<ReplyParentRow | undefined> {
+  const scope =
+    visibility.kind === 'mailbox'
+      ? sql`m.mailbox_id = ${visibility.mailboxId}`
+      : sql`mb.domain_id = ${visibility.domainId}`;
+  return db.one(sql<ReplyParentRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.to_addresses, m.internet_message_id, m.references_header
+    from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = ${messageId} and m.deleted_at is null and ${scope}`);
+}
+
+/** A domain's own send rate limit (null: none set). */
+export async function domainSendRateLimit(db: Database, domainId: string): Promise<number | null> {
+  const row = await db.one(sql<Row<'domain', 'send_rate_limit_per_minute'>>`
+      select send_rate_limit_per_minute from domain where id = ${domainId}`);
+  return row?.send_rate_limit_per_minute ?? null;
 }
