@@ -3,7 +3,8 @@ import type { Principal } from '../auth/principal.js';
 import { requireScope } from '../auth/access.js';
 import { targetVisibility } from '../messages/message.access.js';
 import { findMessage } from '../messages/message.store.js';
-import { sql, num, type Database } from '../../storage/database.js';
+import { num, type Database } from '../../storage/database.js';
+import { messageAttachment } from './attachment.store.js';
 
 export interface AttachmentLocation {
   attachmentId: string;
@@ -27,14 +28,7 @@ export async function attachmentLocation(
   const visibility = await targetVisibility(db, principal, input.mailboxAddress);
   const message = await findMessage(db.db, visibility, input.messageId);
   if (!message || message.deleted_at !== null) throw notFound('Attachment');
-  const row = await db.one(sql<{
-    id: string;
-    filename: string;
-    content_type: string;
-    size_bytes: string | number;
-    blob_key: string;
-  }>`
-    select id, filename, content_type, size_bytes, blob_key from attachment where id = ${input.attachmentId} and message_id = ${message.id}`);
+  const row = await messageAttachment(db.db, message.id, input.attachmentId);
   if (!row) throw notFound('Attachment');
   return {
     attachmentId: row.id,

@@ -1,6 +1,7 @@
 import { AppError } from '../errors.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { sql, num, type Sql } from '../../storage/database.js';
+import type { Row } from '../../storage/rows.js';
 
 /** The stored facts of one attachment, as a message copy needs them. */
 export interface AttachmentFile {
@@ -75,4 +76,18 @@ export async function attachmentsOfMessage(trx: Sql, messageId: string): Promise
 /** Deletes staged uploads among `ids` that no message claimed (a submission that failed). */
 export async function deleteUnclaimedAttachments(db: Sql, ids: readonly string[]): Promise<void> {
   await sql`delete from attachment where id = any(${[...ids]}::text[]) and message_id is null`.execute(db);
+}
+
+/** An attachment of a message, with its blob key. */
+export async function messageAttachment(
+  db: Sql,
+  messageId: string,
+  attachmentId: string,
+): Promise<Row<'attachment', 'id' | 'filename' | 'content_type' | 'size_bytes' | 'blob_key'> | undefined> {
+  return (
+    await sql<Row<'attachment', 'id' | 'filename' | 'content_type' | 'size_bytes' | 'blob_key'>>`
+    select id, filename, content_type, size_bytes, blob_key from attachment where id = ${attachmentId} and message_id = ${messageId}`.execute(
+      db,
+    )
+  ).rows[0];
 }

@@ -2,7 +2,8 @@ import { AppError, notFound } from '../errors.js';
 import { parseMailboxAddress } from '../address.js';
 import type { Scope } from '../tokens/scopes.js';
 import type { MailboxRef, Principal, Visibility } from './principal.js';
-import { sql, type Database } from '../../storage/database.js';
+import type { Database } from '../../storage/database.js';
+import { enabledMailboxByAddress, enabledMailboxById, type MailboxRefRow } from './access.store.js';
 
 export function requireScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw new AppError('SCOPE_MISSING', `This token lacks the ${scope} scope.`);
@@ -29,14 +30,7 @@ export const visibilityOf = (principal: Principal): Visibility =>
 
 export const visibilityOfMailbox = (mailbox: MailboxRef): Visibility => ({ kind: 'mailbox', mailboxId: mailbox.id });
 
-type MailboxRow = {
-  id: string;
-  address: string;
-  domain_id: string;
-  display_name: string;
-  send_rate_limit_per_minute: number | null;
-};
-const toRef = (r: MailboxRow): MailboxRef => ({
+const toRef = (r: MailboxRefRow): MailboxRef => ({
   id: r.id,
   address: r.address,
   domainId: r.domain_id,
@@ -66,8 +60,7 @@ export async function resolveMailbox(
   if (mailboxAddress === undefined || mailboxAddress === null || mailboxAddress === '')
     throw new AppError('MAILBOX_ADDRESS_REQUIRED');
   const address = parseMailboxAddress(mailboxAddress);
-  const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
-    from mailbox where address = ${address} and domain_id = ${principal.domainId} and disabled_at is null`);
+  const row = await enabledMailboxByAddress(db, principal.domainId, address);
   if (!row) throw notFound('Mailbox');
   return toRef(row);
 }
@@ -79,8 +72,7 @@ export async function resolveDomainMailboxById(
   mailboxId: string,
 ): Promise<MailboxRef> {
   requireDomainToken(principal);
-  const row = await db.one(sql<MailboxRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
-    from mailbox where id = ${mailboxId} and domain_id = ${principal.domainId} and disabled_at is null`);
+  const row = await enabledMailboxById(db, principal.domainId, mailboxId);
   if (!row) throw notFound('Mailbox');
   return toRef(row);
 }

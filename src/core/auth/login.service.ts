@@ -7,11 +7,11 @@ import type { TokenMinter } from '../tokens/token-minter.js';
 import { clientKey, isCredentialFailure, type AuthThrottle } from './auth-throttle.js';
 import type { PasswordHashGate } from './password-hash-gate.js';
 import type { TokenCipher } from '../tokens/token-cipher.js';
-import { revealableSql } from '../tokens/token.store.js';
+import { loginMailbox, reusableMailboxToken } from './login.store.js';
 import type { RateLimits } from '../ratelimit/rate-limits.js';
 import type { LoginResult } from '../mailboxes/mailbox.schemas.js';
 import type { Logger } from '../logger.js';
-import { sql, ms, type Database } from '../../storage/database.js';
+import { ms, type Database } from '../../storage/database.js';
 
 /**
  * Password login (spec, Password login): reuse a revealable token that covers the default
@@ -53,17 +53,7 @@ export class LoginService {
       return this.throttle.refuse(remoteIp, err);
     });
     const now = this.clock.now();
-    const reusable = await this.db.one(sql<{
-      id: string;
-      token_prefix: string;
-      scopes: string[];
-      expires_at: string | null;
-      plaintext_cipher: string;
-    }>`
-      select t.id, t.token_prefix, t.scopes, t.expires_at, t.plaintext_cipher from access_token t
-      where t.mailbox_id = ${mailbox.id} and t.kind = 'mailbox' and ${revealableSql(now)}
-        and t.scopes @> ${[...DEFAULT_INTEGRATION_SCOPES]}::text[]
-      order by t.created_at desc limit 1`);
+    const reusable = await reusableMailboxToken(this.db, mailbox.id, DEFAULT_INTEGRATION_SCOPES, now);
     if (reusable) {
       this.log.info('login.reused', { mailboxId: mailbox.id, tokenId: reusable.id, remoteIp });
       return {
@@ -108,14 +98,7 @@ export class LoginService {
     password: string,
     remoteIp: string | null,
   ): Promise<{ id: string; domain_id: string; address: string }> {
-    const mailbox = await this.db.one(sql<{
-      id: string;
-      domain_id: string;
-      address: string;
-      password_hash: string | null;
-    }>`
-      select m.id, m.domain_id, m.address, m.password_hash from mailbox m join domain d on d.id = m.domain_id
-      where m.address = ${address} and m.disabled_at is null and d.disabled_at is null`);
+    const mailbox = await loginMailbox(this.db, address);
     const ok = await this.hashes.run(remoteIp, () =>
       mailbox?.password_hash ? verifyPassword(password, mailbox.password_hash) : verifyAgainstDummy(password),
     );

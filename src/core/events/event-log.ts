@@ -1,4 +1,5 @@
-import { sql, type Sql } from '../../storage/database.js';
+import type { Sql } from '../../storage/database.js';
+import { insertEvent, nextEventSeq } from './event-log.store.js';
 import { enqueueWebhookDeliveries } from '../webhooks/webhook-outbox.store.js';
 
 export const EVENT_TYPES = [
@@ -38,14 +39,7 @@ export async function appendEvent(
   data: Record<string, unknown>,
   at = new Date(),
 ): Promise<MailboxEvent> {
-  const seqRow = (
-    await sql<{
-      event_seq: string | number;
-      address: string;
-      domain_id: string;
-    }>`update mailbox set event_seq = event_seq + 1
-    where id = ${mailboxId} returning event_seq, address, domain_id`.execute(trx)
-  ).rows[0];
+  const seqRow = await nextEventSeq(trx, mailboxId);
   if (!seqRow) throw new Error(`mailbox ${mailboxId} vanished while appending an event`);
   const seq = Number(seqRow.event_seq);
   const event: MailboxEvent = {
@@ -56,8 +50,7 @@ export async function appendEvent(
     occurredAtTs: at.getTime(),
     data,
   };
-  await sql`insert into mailbox_event (mailbox_id, seq, type, occurred_at, payload)
-    values (${mailboxId}, ${seq}, ${type}, ${at}, ${JSON.stringify(event)}::jsonb)`.execute(trx);
+  await insertEvent(trx, mailboxId, seq, type, at, event);
   // Same transaction: the webhook outbox holds exactly the committed events (docs/api.md, "Webhooks").
   await enqueueWebhookDeliveries(trx, event, seqRow.domain_id, at);
   return event;

@@ -1,8 +1,15 @@
-import { sql, num, type Database } from '../../storage/database.js';
+import { num, type Database } from '../../storage/database.js';
 import { requireScope, resolveMailbox } from '../auth/access.js';
 import type { MailboxRef, Principal } from '../auth/principal.js';
 import type { Clock } from '../time.js';
-import { validTokenSql } from '../tokens/token.store.js';
+import {
+  authorizedPairs,
+  deleteEventsBefore,
+  deleteEventsBeyondCap,
+  eventHeads,
+  eventsAfter,
+  oldestEventSeq,
+} from './event-log.store.js';
 import type { MailboxEvent } from './event-log.js';
 import type { EventPage, ListEventsInput } from './event.schemas.js';
 
@@ -93,11 +100,7 @@ export class EventService {
         hasMore: false,
       };
     }
-    const rows = await this.db.rows(sql<{
-      seq: string | number;
-      payload: MailboxEvent | string;
-    }>`select seq, payload from mailbox_event
-      where mailbox_id = ${mailboxId} and seq > ${after ?? 0} order by seq limit ${limit + 1}`);
+    const rows = await eventsAfter(this.db, mailboxId, after ?? 0, limit + 1);
     const first = rows[0] ? num(rows[0].seq) : null;
     if (after !== null && after < headSeq && first !== after + 1) {
       return {
@@ -117,10 +120,8 @@ export class EventService {
 
   /** The oldest event id still retained for a mailbox, null when none is. */
   async oldestRetained(mailboxId: string): Promise<number | null> {
-    const row = await this.db.one(
-      sql<{ seq: string | number | null }>`select min(seq) as seq from mailbox_event where mailbox_id = ${mailboxId}`,
-    );
-    return row?.seq === null || row?.seq === undefined ? null : num(row.seq);
+    const seq = await oldestEventSeq(this.db, mailboxId);
+    return seq === null ? null : num(seq);
   }
 
   /** The newest event id a mailbox has issued (0 before its first event). */
@@ -131,12 +132,7 @@ export class EventService {
   /** Heads of many mailboxes in one query (the hub's periodic "did the bus miss anything"). */
   async heads(mailboxIds: readonly string[]): Promise<Map<string, number>> {
     if (mailboxIds.length === 0) return new Map();
-    const rows = await this.db.rows(
-      sql<{
-        id: string;
-        event_seq: string | number;
-      }>`select id, event_seq from mailbox where id = any(${[...mailboxIds]}::text[])`,
-    );
+    const rows = await eventHeads(this.db, mailboxIds);
     return new Map(rows.map((r) => [r.id, num(r.event_seq)]));
   }
 
@@ -150,14 +146,7 @@ export class EventService {
     if (subscriptions.length === 0) return new Set();
     const tokenIds = [...new Set(subscriptions.map((s) => s.tokenId))];
     const mailboxIds = [...new Set(subscriptions.map((s) => s.mailboxId))];
-    const rows = await this.db.rows(sql<{
-      token_id: string;
-      mailbox_id: string;
-    }>`select t.id as token_id, m.id as mailbox_id
-      from access_token t join domain d on d.id = t.domain_id left join mailbox tm on tm.id = t.mailbox_id
-      join mailbox m on m.id = any(${mailboxIds}::text[]) and m.disabled_at is null and m.domain_id = t.domain_id
-        and (t.kind = 'domain' or t.mailbox_id = m.id)
-      where t.id = any(${tokenIds}::text[]) and ${validTokenSql(this.clock.now())}`);
+    const rows = await authorizedPairs(this.db, tokenIds, mailboxIds, this.clock.now());
     return new Set(rows.map((r) => subscriptionKey({ tokenId: r.token_id, mailboxId: r.mailbox_id })));
   }
 
@@ -171,18 +160,10 @@ export class EventService {
     let byAge = 0;
     let byCount = 0;
     for (let n = BATCH; n === BATCH; byAge += n) {
-      n = (
-        await this.db
-          .rows(sql`delete from mailbox_event where (mailbox_id, seq) in (select mailbox_id, seq from mailbox_event
-        where occurred_at < ${cutoff} limit ${BATCH}) returning 1`)
-      ).length;
+      n = await deleteEventsBefore(this.db, cutoff, BATCH);
     }
     for (let n = BATCH; n === BATCH; byCount += n) {
-      n = (
-        await this.db.rows(sql`delete from mailbox_event where (mailbox_id, seq) in (select e.mailbox_id, e.seq
-        from mailbox m join mailbox_event e on e.mailbox_id = m.id and e.seq <= m.event_seq - ${cap}
-        where m.event_seq > ${cap} limit ${BATCH}) returning 1`)
-      ).length;
+      n = await deleteEventsBeyondCap(this.db, cap, BATCH);
     }
     return { byAge, byCount };
   }

@@ -1,4 +1,5 @@
-import { sql, type Database } from '../../storage/database.js';
+import type { Database } from '../../storage/database.js';
+import { deleteExpiredUploads, unreferencedKeys, type BlobReference } from './storage-sweeper.store.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../time.js';
@@ -7,10 +8,10 @@ import type { Clock } from '../time.js';
  * Every column that names a blob. A blob no row names is an orphan; the storage-sweeper test
  * compares this list with the schema, so a new blob column cannot be forgotten here.
  */
-export const BLOB_REFERENCES = [
+export const BLOB_REFERENCES: readonly BlobReference[] = [
   { table: 'message', column: 'raw_blob_key' },
   { table: 'attachment', column: 'blob_key' },
-] as const;
+];
 
 export interface StorageSweepOptions {
   /**
@@ -62,15 +63,10 @@ export class StorageSweeper {
   private async expireUploads(before: Date): Promise<number> {
     let total = 0;
     for (;;) {
-      const rows = await this.db.rows(sql<{ blob_key: string }>`
-        delete from attachment where message_id is null and id in (
-          select id from attachment where message_id is null and created_at < ${before}
-          order by created_at limit ${UPLOAD_BATCH} for update skip locked)
-        returning blob_key`);
-      total += rows.length;
-      for (const key of await this.unreferenced([...new Set(rows.map((r) => r.blob_key))]))
-        await this.blobs.delete(key);
-      if (rows.length < UPLOAD_BATCH) return total;
+      const keys = await deleteExpiredUploads(this.db, before, UPLOAD_BATCH);
+      total += keys.length;
+      for (const key of await this.unreferenced([...new Set(keys)])) await this.blobs.delete(key);
+      if (keys.length < UPLOAD_BATCH) return total;
     }
   }
 
@@ -92,13 +88,7 @@ export class StorageSweeper {
 
   /** The keys no column of BLOB_REFERENCES names (one indexed lookup per key and column). */
   private async unreferenced(keys: string[]): Promise<string[]> {
-    if (keys.length === 0) return [];
-    const unnamed = BLOB_REFERENCES.map(
-      (r) => sql`not exists (select 1 from ${sql.table(r.table)} where ${sql.ref(r.column)} = k.key)`,
-    );
-    const rows = await this.db.rows(sql<{ key: string }>`
-      select k.key from unnest(${keys}::text[]) as k(key) where ${sql.join(unnamed, sql` and `)}`);
-    return rows.map((r) => r.key);
+    return unreferencedKeys(this.db, keys, BLOB_REFERENCES);
   }
 }
 

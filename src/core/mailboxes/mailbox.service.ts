@@ -8,8 +8,8 @@ import { DEFAULT_INTEGRATION_SCOPES } from '../tokens/scopes.js';
 import type { TokenMinter } from '../tokens/token-minter.js';
 import { type CursorCodec, type Page } from '../paging/cursor.js';
 import { z } from 'zod';
-import { sql, num, type Database } from '../../storage/database.js';
-import { insertMailbox } from './mailbox.store.js';
+import type { Database } from '../../storage/database.js';
+import { enabledMailboxCount, insertMailbox, mailboxPage, setPasswordHash } from './mailbox.store.js';
 import type { CreateMailboxInput, MailboxCreated, MailboxView } from './mailbox.schemas.js';
 
 const mailboxCursor = z.object({ a: z.string() });
@@ -76,24 +76,14 @@ export class MailboxService {
     this.requireDomainManage(principal);
     const scope = `mailboxes:${principal.domainId}`;
     const after = query.cursor ? this.cursors.decode(scope, query.cursor, mailboxCursor).a : null;
-    const rows = await this.db.rows(sql<{
-      id: string;
-      address: string;
-      display_name: string;
-    }>`select id, address, display_name
-      from mailbox where domain_id = ${principal.domainId} and disabled_at is null
-      ${after === null ? sql`` : sql`and address > ${after}`} order by address limit ${query.limit + 1}`);
-    const total = await this.db.one(
-      sql<{
-        n: string;
-      }>`select count(*) as n from mailbox where domain_id = ${principal.domainId} and disabled_at is null`,
-    );
+    const rows = await mailboxPage(this.db, principal.domainId, after, query.limit + 1);
+    const total = await enabledMailboxCount(this.db, principal.domainId);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return {
       items: page.map((r) => ({ mailboxId: r.id, address: r.address, displayName: r.display_name })),
       nextCursor: rows.length > query.limit && last ? this.cursors.encode(scope, { a: last.address }) : null,
-      totalCount: num(total?.n),
+      totalCount: total,
     };
   }
 
@@ -106,10 +96,7 @@ export class MailboxService {
     this.requireDomainManage(principal);
     const mailbox = await resolveDomainMailboxById(this.db, principal, mailboxId);
     const hash = await hashPassword(password);
-    const row = await this.db.one(
-      sql<{ id: string }>`update mailbox set password_hash = ${hash} where id = ${mailbox.id} returning id`,
-    );
-    if (!row) throw notFound('Mailbox');
+    if (!(await setPasswordHash(this.db, mailbox.id, hash))) throw notFound('Mailbox');
     return { mailboxId: mailbox.id, address: mailbox.address, passwordSet: true };
   }
 

@@ -1,7 +1,8 @@
 import { AppError } from '../errors.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { splitAddress } from '../address.js';
-import { sql, type Sql } from '../../storage/database.js';
+import { sql, num, type Database, type Sql } from '../../storage/database.js';
+import type { Row } from '../../storage/rows.js';
 import { isUniqueViolation } from '../../storage/errors.js';
 
 export interface NewMailbox {
@@ -37,4 +38,34 @@ export async function insertMailbox(trx: Sql, m: NewMailbox, now = new Date()): 
   await sql`insert into sender_identity (id, mailbox_id, address, display_name, is_active, created_at)
     values (${newId(ID_PREFIX.identity)}, ${id}, ${m.address}, ${m.displayName}, true, ${now})`.execute(trx);
   return id;
+}
+
+/** One keyset page of a domain's enabled mailboxes by address (`limit` rows after `after`). */
+export async function mailboxPage(
+  db: Database,
+  domainId: string,
+  after: string | null,
+  limit: number,
+): Promise<Row<'mailbox', 'id' | 'address' | 'display_name'>[]> {
+  return db.rows(sql<Row<'mailbox', 'id' | 'address' | 'display_name'>>`select id, address, display_name
+      from mailbox where domain_id = ${domainId} and disabled_at is null
+      ${after === null ? sql`` : sql`and address > ${after}`} order by address limit ${limit}`);
+}
+
+/** How many enabled mailboxes a domain has. */
+export async function enabledMailboxCount(db: Database, domainId: string): Promise<number> {
+  const row = await db.one(
+    sql<{
+      n: string;
+    }>`select count(*) as n from mailbox where domain_id = ${domainId} and disabled_at is null`,
+  );
+  return num(row?.n);
+}
+
+/** Sets a mailbox's password hash; false when there is no such mailbox. */
+export async function setPasswordHash(db: Database, mailboxId: string, hash: string): Promise<boolean> {
+  const row = await db.one(
+    sql<Row<'mailbox', 'id'>>`update mailbox set password_hash = ${hash} where id = ${mailboxId} returning id`,
+  );
+  return row !== undefined;
 }

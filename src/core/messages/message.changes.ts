@@ -1,7 +1,7 @@
-import { sql, ms, type Sql } from '../../storage/database.js';
+import { ms, type Sql } from '../../storage/database.js';
 import { appendEvent, type MailboxEvent } from '../events/event-log.js';
 import type { DeleteResult, ReadStateResult } from './message.schemas.js';
-import type { LockedRow } from './message.store.js';
+import { decrementMessageCounts, markDeleted, setReadState, type LockedRow } from './message.store.js';
 
 /** Per-id results of one change over locked rows, plus the events it appended. */
 export interface ChangeOutcome<T> {
@@ -33,8 +33,12 @@ export async function applyReadState(
   const changing = live.filter((r) => r.is_read !== isRead);
   const readAt = isRead ? now : null;
   if (changing.length > 0) {
-    await sql`update message set is_read = ${isRead}, read_at = ${readAt}
-      where id = any(${changing.map((r) => r.id)}::varchar[])`.execute(trx);
+    await setReadState(
+      trx,
+      changing.map((r) => r.id),
+      isRead,
+      readAt,
+    );
   }
   for (const r of live) {
     results.set(
@@ -71,7 +75,11 @@ export async function applySoftDelete(
   }
   if (fresh.length === 0) return { results, events };
 
-  await sql`update message set deleted_at = ${now} where id = any(${fresh.map((r) => r.id)}::varchar[])`.execute(trx);
+  await markDeleted(
+    trx,
+    fresh.map((r) => r.id),
+    now,
+  );
   const perMailbox = new Map<string, { inbound: number; outbound: number }>();
   for (const r of fresh) {
     const counts = perMailbox.get(r.mailbox_id) ?? { inbound: 0, outbound: 0 };
@@ -80,8 +88,7 @@ export async function applySoftDelete(
   }
   // Map iteration keeps insertion order, which is mailbox-id order because `fresh` is sorted.
   for (const [mailboxId, c] of perMailbox) {
-    await sql`update mailbox set inbound_count = greatest(inbound_count - ${c.inbound}, 0),
-      outbound_count = greatest(outbound_count - ${c.outbound}, 0) where id = ${mailboxId}`.execute(trx);
+    await decrementMessageCounts(trx, mailboxId, c);
   }
   for (const r of fresh) {
     const result: DeleteResult = { messageId: r.id, deletedAtTs: now.getTime(), alreadyDeleted: false };

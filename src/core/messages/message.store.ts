@@ -212,3 +212,29 @@ export async function attachmentsOf(db: Sql, messageIds: readonly string[]): Pro
     where message_id = any(${messageIds}::varchar[]) order by message_id, created_at, id`.execute(db)
   ).rows;
 }
+
+/** Sets the read flag (and read time) of the messages `ids`. */
+export async function setReadState(
+  trx: Sql,
+  ids: readonly string[],
+  isRead: boolean,
+  readAt: Date | null,
+): Promise<void> {
+  await sql`update message set is_read = ${isRead}, read_at = ${readAt}
+      where id = any(${[...ids]}::varchar[])`.execute(trx);
+}
+
+/** Soft-deletes the messages `ids` at `at`. */
+export async function markDeleted(trx: Sql, ids: readonly string[], at: Date): Promise<void> {
+  await sql`update message set deleted_at = ${at} where id = any(${[...ids]}::varchar[])`.execute(trx);
+}
+
+/** Lowers a mailbox's message counters (never below zero). */
+export async function decrementMessageCounts(
+  trx: Sql,
+  mailboxId: string,
+  by: { inbound: number; outbound: number },
+): Promise<void> {
+  await sql`update mailbox set inbound_count = greatest(inbound_count - ${by.inbound}, 0),
+      outbound_count = greatest(outbound_count - ${by.outbound}, 0) where id = ${mailboxId}`.execute(trx);
+}

@@ -214,3 +214,13 @@ export class TokenStore {
       where ${where} and disabled_at is null`.execute(trx);
   }
 }
+
+/** Records tokens' last use (time and remote address), never moving a later one back; one statement for the batch. */
+export async function recordTokenUses(
+  db: Database,
+  uses: readonly { id: string; at: Date; ip: string | null }[],
+): Promise<void> {
+  await db.rows(sql`update access_token t set last_used_at = u.at, last_used_remote_ip = u.ip
+      from unnest(${uses.map((u) => u.id)}::text[], ${uses.map((u) => u.at.toISOString())}::timestamptz[], ${uses.map((u) => u.ip)}::text[]) as u(id, at, ip)
+      where t.id = u.id and (t.last_used_at is null or t.last_used_at < u.at)`);
+}

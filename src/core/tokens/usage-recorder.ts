@@ -1,4 +1,5 @@
-import { sql, type Database } from '../../storage/database.js';
+import type { Database } from '../../storage/database.js';
+import { recordTokenUses } from './token.store.js';
 
 /**
  * Remembers each token's last use in memory and writes them in one statement per interval,
@@ -26,12 +27,10 @@ export class UsageRecorder {
     if (this.pending.size === 0) return;
     const batch = [...this.pending];
     this.pending = new Map();
-    const ids = batch.map(([id]) => id);
-    const ats = batch.map(([, u]) => u.at.toISOString());
-    const ips = batch.map(([, u]) => u.ip);
-    await this.db.rows(sql`update access_token t set last_used_at = u.at, last_used_remote_ip = u.ip
-      from unnest(${ids}::text[], ${ats}::timestamptz[], ${ips}::text[]) as u(id, at, ip)
-      where t.id = u.id and (t.last_used_at is null or t.last_used_at < u.at)`);
+    await recordTokenUses(
+      this.db,
+      batch.map(([id, u]) => ({ id, at: u.at, ip: u.ip })),
+    );
   }
 
   async stop(): Promise<void> {

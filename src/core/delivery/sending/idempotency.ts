@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
 import type { SendAccepted } from './send.schemas.js';
-import type { OutboundDraft } from './outbound.store.js';
+import { messageByIdempotencyKey, type OutboundDraft } from './outbound.store.js';
 
 /**
  * Fingerprint of a normalized request: after parsing, so `"a@x"` and `["A@x"]` are the same
@@ -34,15 +34,7 @@ export async function replayIdempotent(
   key: string,
   hash: string,
 ): Promise<SendAccepted | undefined> {
-  const row = await db.one(sql<{
-    id: string;
-    thread_id: string;
-    request_hash: string | null;
-    created_at: string;
-    approval_status: string | null;
-  }>`
-    select id, thread_id, request_hash, created_at, approval_status from message
-    where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
+  const row = await messageByIdempotencyKey(db, mailboxId, key);
   if (!row) return undefined;
   if (row.request_hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
   return {

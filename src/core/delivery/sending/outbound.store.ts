@@ -196,3 +196,16 @@ export async function domainSendRateLimit(db: Database, domainId: string): Promi
       select send_rate_limit_per_minute from domain where id = ${domainId}`);
   return row?.send_rate_limit_per_minute ?? null;
 }
+
+export type IdempotentRow = Row<'message', 'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status'>;
+
+/** The message a mailbox sent under an Idempotency-Key, if any. */
+export async function messageByIdempotencyKey(
+  db: Database,
+  mailboxId: string,
+  key: string,
+): Promise<IdempotentRow | undefined> {
+  return db.one(sql<IdempotentRow>`
+    select id, thread_id, request_hash, created_at, approval_status from message
+    where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
+}
