@@ -1,5 +1,6 @@
 import { findDomainByName, upsertDomain } from '../domains/domain.store.js';
-import { sql, type Sql } from '../../storage/database.js';
+import type { Sql } from '../../storage/database.js';
+import { domainByResourceKey, releaseDomainResourceKey } from './resource.store.js';
 import { resourceKeyOf, refOf, type DomainResource } from './manifest.schema.js';
 import { NotReadyError } from './not-ready.js';
 
@@ -16,10 +17,7 @@ export async function convergeDomainRow(
 ): Promise<{ domainId: string; outcome: RowOutcome }> {
   const key = resourceKeyOf(refOf(res));
   const name = res.spec.domain;
-  const owned = (
-    await sql<{ id: string; name: string; disabled_at: string | null }>`select id, name, disabled_at from domain
-    where resource_key = ${key}`.execute(trx)
-  ).rows[0];
+  const owned = await domainByResourceKey(trx, key);
   if (owned && owned.name !== name) {
     if (!owned.disabled_at) {
       throw new NotReadyError(
@@ -28,7 +26,7 @@ export async function convergeDomainRow(
       );
     }
     // The old domain's resource was deleted earlier; the key is free for the new declaration.
-    await sql`update domain set resource_key = null where id = ${owned.id}`.execute(trx);
+    await releaseDomainResourceKey(trx, owned.id);
   }
   const existing = await findDomainByName(trx, name);
   if (existing?.resource_key && existing.resource_key !== key && !existing.disabled_at) {

@@ -1,27 +1,26 @@
 import { isAppError } from '../errors.js';
-import { ID_PREFIX, newId } from '../ids.js';
 import { splitAddress } from '../address.js';
 import { findDomainByName } from '../domains/domain.store.js';
 import { insertMailbox } from '../mailboxes/mailbox.store.js';
-import { sql, type Sql } from '../../storage/database.js';
+import type { Sql } from '../../storage/database.js';
+import {
+  activateAlias,
+  aliasesOf,
+  deactivateAddresses,
+  insertAlias,
+  mailboxByAddress,
+  mailboxByResourceKey,
+  primaryAddressesAmong,
+  releaseMailboxResourceKey,
+  updateDeclaredMailbox,
+  upsertActiveIdentity,
+  type MailboxRow,
+} from './resource.store.js';
 import { resourceKeyOf, refOf, type MailboxResource } from './manifest.schema.js';
 import { NotReadyError, type Problem } from './not-ready.js';
 import type { RowOutcome } from './domain-converge.js';
 import { writeDeclaredPolicy } from '../policy/policy.store.js';
 import { mailboxPolicySchema } from '../policy/policy.schemas.js';
-
-export interface MailboxRow {
-  id: string;
-  domain_id: string;
-  address: string;
-  display_name: string;
-  send_rate_limit_per_minute: number | null;
-  resource_key: string | null;
-  password_hash: string | null;
-  disabled_at: string | null;
-}
-
-const selectMailbox = sql`select id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash, disabled_at from mailbox`;
 
 /**
  * Converges a Mailbox resource's rows: the mailbox (created, adopted, updated or re-enabled),
@@ -43,16 +42,16 @@ export async function convergeMailboxRows(
       `domain ${domainName} does not exist or is disabled; declare a Domain for it`,
     );
 
-  const owned = (await sql<MailboxRow>`${selectMailbox} where resource_key = ${key}`.execute(trx)).rows[0];
+  const owned = await mailboxByResourceKey(trx, key);
   if (owned && owned.address !== address) {
     if (!owned.disabled_at)
       throw new NotReadyError(
         'SpecImmutable',
         `spec.address is immutable: this resource declares ${owned.address}; delete it and declare a new one for ${address}`,
       );
-    await sql`update mailbox set resource_key = null where id = ${owned.id}`.execute(trx);
+    await releaseMailboxResourceKey(trx, owned.id);
   }
-  const existing = (await sql<MailboxRow>`${selectMailbox} where address = ${address}`.execute(trx)).rows[0];
+  const existing = await mailboxByAddress(trx, address);
   if (existing?.resource_key && existing.resource_key !== key && !existing.disabled_at) {
     throw new NotReadyError('AddressConflict', `${address} is already declared by Mailbox ${existing.resource_key}`);
   }
@@ -94,13 +93,11 @@ export async function convergeMailboxRows(
       existing.resource_key !== key ||
       existing.disabled_at
     ) {
-      mailbox = (
-        await sql<MailboxRow>`update mailbox set display_name = ${displayName}, send_rate_limit_per_minute = ${limit},
-        resource_key = ${key}, disabled_at = null where id = ${existing.id}
-        returning id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash, disabled_at`.execute(
-          trx,
-        )
-      ).rows[0]!;
+      mailbox = await updateDeclaredMailbox(trx, existing.id, {
+        displayName,
+        sendRateLimitPerMinute: limit,
+        resourceKey: key,
+      });
       outcome = 'updated';
     }
   }
@@ -123,14 +120,7 @@ async function ensureIdentity(
   displayName: string,
   now: Date,
 ): Promise<boolean> {
-  const rows = (
-    await sql`insert into sender_identity (id, mailbox_id, address, display_name, is_active, created_at)
-    values (${newId(ID_PREFIX.identity)}, ${mailboxId}, ${address}, ${displayName}, true, ${now})
-    on conflict (mailbox_id, address) do update set is_active = true, display_name = excluded.display_name
-      where sender_identity.is_active = false or sender_identity.display_name <> excluded.display_name
-    returning id`.execute(trx)
-  ).rows;
-  return rows.length > 0;
+  return upsertActiveIdentity(trx, mailboxId, address, displayName, now);
 }
 
 /**
@@ -145,21 +135,8 @@ async function convergeAliases(
   displayName: string,
   now: Date,
 ): Promise<{ changed: boolean; problems: Problem[] }> {
-  const rows = (
-    await sql<{
-      id: string;
-      mailbox_id: string;
-      address: string;
-      is_active: boolean;
-    }>`select id, mailbox_id, address, is_active
-    from mailbox_alias where mailbox_id = ${mailboxId} or address = any(${desired}::text[])`.execute(trx)
-  ).rows;
-  const primaries = new Set(
-    (
-      await sql<{ address: string }>`select address from mailbox
-    where address = any(${desired}::text[])`.execute(trx)
-    ).rows.map((r) => r.address),
-  );
+  const rows = await aliasesOf(trx, mailboxId, desired);
+  const primaries = await primaryAddressesAmong(trx, desired);
   const problems: Problem[] = [];
   let changed = false;
   for (const alias of desired) {
@@ -172,11 +149,10 @@ async function convergeAliases(
       continue;
     }
     if (!row) {
-      await sql`insert into mailbox_alias (id, mailbox_id, address, is_active, created_at)
-        values (${newId(ID_PREFIX.alias)}, ${mailboxId}, ${alias}, true, ${now})`.execute(trx);
+      await insertAlias(trx, mailboxId, alias, now);
       changed = true;
     } else if (!row.is_active) {
-      await sql`update mailbox_alias set is_active = true where id = ${row.id}`.execute(trx);
+      await activateAlias(trx, row.id);
       changed = true;
     }
     if (await ensureIdentity(trx, mailboxId, alias, displayName, now)) changed = true;
@@ -189,15 +165,4 @@ async function convergeAliases(
     changed = true;
   }
   return { changed, problems };
-}
-
-/** Deactivates aliases and sender identities of a mailbox (dropped aliases, deleted resource). */
-export async function deactivateAddresses(trx: Sql, mailboxId: string, addresses: string[] | 'all'): Promise<void> {
-  const which = addresses === 'all' ? sql`` : sql`and address = any(${addresses}::text[])`;
-  await sql`update mailbox_alias set is_active = false where mailbox_id = ${mailboxId} and is_active ${which}`.execute(
-    trx,
-  );
-  await sql`update sender_identity set is_active = false where mailbox_id = ${mailboxId} and is_active ${which}`.execute(
-    trx,
-  );
 }

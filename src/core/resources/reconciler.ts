@@ -7,7 +7,7 @@ import type { TokenMinter } from '../tokens/token-minter.js';
 import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES } from '../tokens/scopes.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
 import { PASSWORD_LENGTH, passwordSchema } from '../mailboxes/mailbox.schemas.js';
-import { sql, type Database, type Sql } from '../../storage/database.js';
+import type { Database, Sql } from '../../storage/database.js';
 import {
   refOf,
   resourceKeyOf,
@@ -20,7 +20,15 @@ import {
 import type { DkimStatus, ReconcileResult, SecretStore, StatusSink } from './ports.js';
 import { keepOrMintToken, sameSecret, type TokenOwner } from './resource-token.js';
 import { convergeDomainRow, type RowOutcome } from './domain-converge.js';
-import { convergeMailboxRows, deactivateAddresses, type MailboxRow } from './mailbox-converge.js';
+import { convergeMailboxRows } from './mailbox-converge.js';
+import {
+  deactivateAddresses,
+  disableDomainByResourceKey,
+  disableMailboxByResourceKey,
+  lockResourceName,
+  setMailboxPasswordHash,
+  type MailboxRow,
+} from './resource.store.js';
 import { NotReadyError, type Problem } from './not-ready.js';
 import { StatusReporter } from './status-reporter.js';
 
@@ -94,25 +102,19 @@ export class ResourceReconciler {
   /** The Domain resource is gone: disable the domain and its domain tokens (rows are kept). */
   async deleteDomain(ref: ResourceRef, opts: { tokenSecretName?: string | undefined } = {}): Promise<ReconcileResult> {
     return this.runDelete(ref, opts, async (trx, now) => {
-      const row = (
-        await sql<{ id: string }>`update domain set disabled_at = ${now}
-        where resource_key = ${resourceKeyOf(ref)} and disabled_at is null returning id`.execute(trx)
-      ).rows[0];
-      if (row) await this.deps.tokens.disableAll(trx, { domainId: row.id, kind: 'domain' });
-      return row !== undefined;
+      const domainId = await disableDomainByResourceKey(trx, resourceKeyOf(ref), now);
+      if (domainId !== undefined) await this.deps.tokens.disableAll(trx, { domainId, kind: 'domain' });
+      return domainId !== undefined;
     });
   }
 
   /** The Mailbox resource is gone: disable the mailbox, its tokens, aliases and identities. */
   async deleteMailbox(ref: ResourceRef, opts: { tokenSecretName?: string | undefined } = {}): Promise<ReconcileResult> {
     return this.runDelete(ref, opts, async (trx, now) => {
-      const row = (
-        await sql<{ id: string }>`update mailbox set disabled_at = ${now}
-        where resource_key = ${resourceKeyOf(ref)} and disabled_at is null returning id`.execute(trx)
-      ).rows[0];
-      if (!row) return false;
-      await this.deps.tokens.disableAll(trx, { mailboxId: row.id });
-      await deactivateAddresses(trx, row.id, 'all');
+      const mailboxId = await disableMailboxByResourceKey(trx, resourceKeyOf(ref), now);
+      if (mailboxId === undefined) return false;
+      await this.deps.tokens.disableAll(trx, { mailboxId });
+      await deactivateAddresses(trx, mailboxId, 'all');
       return true;
     });
   }
@@ -245,7 +247,7 @@ export class ResourceReconciler {
       return false;
     }
     const hash = await hashPassword(value);
-    await sql`update mailbox set password_hash = ${hash} where id = ${mailbox.id}`.execute(trx);
+    await setMailboxPasswordHash(trx, mailbox.id, hash);
     this.appliedPasswords.set(mailbox.id, { fingerprint, hash });
     return true;
   }
@@ -270,9 +272,7 @@ export class ResourceReconciler {
 
 /** Serialises reconciles of one resource across processes (two replicas reading one directory). */
 async function lockResource(trx: Sql, ref: ResourceRef): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`mailbox-service/${ref.kind}/${resourceKeyOf(ref)}`}, 0))`.execute(
-    trx,
-  );
+  await lockResourceName(trx, `mailbox-service/${ref.kind}/${resourceKeyOf(ref)}`);
 }
 
 const bump = (outcome: RowOutcome, changed: boolean): RowOutcome =>

@@ -2,7 +2,8 @@ import type { Clock } from '../time.js';
 import type { TokenMinter } from '../tokens/token-minter.js';
 import type { Scope, TokenKind } from '../tokens/scopes.js';
 import { hashToken } from '../tokens/token-format.js';
-import { sql, type Sql } from '../../storage/database.js';
+import type { Sql } from '../../storage/database.js';
+import { ownedToken } from './resource.store.js';
 
 /** The keys of a token secret (CONTRACT): the same for a Domain's and a Mailbox's secret. */
 export interface TokenSecretData {
@@ -67,20 +68,9 @@ export async function keepOrMintToken(
   };
 }
 
-const ownerClause = (owner: TokenOwner) =>
-  owner.mailboxId === null ? sql`mailbox_id is null` : sql`mailbox_id = ${owner.mailboxId}`;
-
 /** The held token when it authenticates for this owner with every wanted scope. */
 async function findUsable(trx: Sql, owner: TokenOwner, tokenId: string, plaintext: string, now: Date) {
-  const row = (
-    await sql<{
-      id: string;
-      expires_at: string | null;
-      scopes: string[];
-    }>`select id, expires_at, scopes from access_token
-    where id = ${tokenId} and token_hash = ${hashToken(plaintext)} and kind = ${owner.kind} and domain_id = ${owner.domainId}
-      and ${ownerClause(owner)} and disabled_at is null`.execute(trx)
-  ).rows[0];
+  const row = await ownedToken(trx, owner, tokenId, hashToken(plaintext));
   if (!row || !owner.scopes.every((s) => row.scopes.includes(s))) return undefined;
   const expiresAt = row.expires_at === null ? Infinity : new Date(row.expires_at).getTime();
   if (expiresAt <= now.getTime()) return undefined;
