@@ -1,5 +1,6 @@
 import { ID_PREFIX, newId } from '../ids.js';
 import { sql, type Database, type Sql } from '../../storage/database.js';
+import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Channel, Decision } from './audit.schemas.js';
 
 /** One audit record as written: never a token, never a body. */
@@ -17,20 +18,23 @@ export interface AuditRecord {
   at: Date;
 }
 
-export interface AuditRow {
-  id: string;
-  mailbox_id: string;
-  mailbox_address: string;
-  token_id: string | null;
-  channel: Channel;
-  decision: Decision;
-  rule: string | null;
-  reason: string | null;
-  recipient_count: number;
-  new_recipient_count: number;
-  message_id: string | null;
-  created_at: string;
-}
+export type AuditRow = Narrow<
+  Row<
+    'audit_entry',
+    | 'id'
+    | 'mailbox_id'
+    | 'token_id'
+    | 'channel'
+    | 'decision'
+    | 'rule'
+    | 'reason'
+    | 'recipient_count'
+    | 'new_recipient_count'
+    | 'message_id'
+    | 'created_at'
+  >,
+  { channel: Channel; decision: Decision }
+> & { mailbox_address: Col<'mailbox', 'address'> };
 
 /** Which entries a caller may read: one mailbox, or every mailbox of a domain. */
 export type AuditScope = { mailboxId: string } | { domainId: string };
@@ -63,7 +67,7 @@ export class AuditStore {
 
   /** Retention like the event log (EVENT_RETENTION); batched so one sweep never holds a long lock. */
   async prune(before: Date, batch = 5000): Promise<number> {
-    const rows = await this.db.rows(sql<{ id: string }>`delete from audit_entry where id in (
+    const rows = await this.db.rows(sql<Row<'audit_entry', 'id'>>`delete from audit_entry where id in (
       select id from audit_entry where created_at < ${before} limit ${batch}) returning id`);
     return rows.length;
   }

@@ -2,14 +2,9 @@ import { AppError } from '../errors.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { isDomainName } from '../address.js';
 import { sql, type Sql } from '../../storage/database.js';
+import type { Row } from '../../storage/rows.js';
 
-export interface DomainRow {
-  id: string;
-  name: string;
-  send_rate_limit_per_minute: number | null;
-  resource_key: string | null;
-  disabled_at: string | null;
-}
+export type DomainRow = Row<'domain', 'id' | 'name' | 'send_rate_limit_per_minute' | 'resource_key' | 'disabled_at'>;
 
 /** Creates the domain or updates the declared fields of an existing one; returns its id. */
 export async function upsertDomain(
@@ -20,7 +15,7 @@ export async function upsertDomain(
   const name = d.name.toLowerCase();
   if (!isDomainName(name)) throw new AppError('VALIDATION_FAILED', `${d.name} is not a domain name.`);
   const row = (
-    await sql<{ id: string }>`insert into domain (id, name, send_rate_limit_per_minute, resource_key, created_at)
+    await sql<Row<'domain', 'id'>>`insert into domain (id, name, send_rate_limit_per_minute, resource_key, created_at)
     values (${newId(ID_PREFIX.domain)}, ${name}, ${d.sendRateLimitPerMinute ?? null}, ${d.resourceKey ?? null}, ${now})
     on conflict (name) do update set send_rate_limit_per_minute = excluded.send_rate_limit_per_minute,
       resource_key = coalesce(excluded.resource_key, domain.resource_key), disabled_at = null

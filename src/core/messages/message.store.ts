@@ -1,29 +1,35 @@
 import { sql, type Sql } from '../../storage/database.js';
+import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Visibility } from '../auth/principal.js';
 import type { Direction } from './message.schemas.js';
 
 /** Columns of a summary; bodies stay out of list pages. */
-export interface SummaryRow {
-  id: string;
-  mailbox_id: string;
-  thread_id: string;
-  direction: Direction;
-  subject: string;
-  from_address: string;
-  from_display_name: string;
-  to_addresses: string[];
-  attachment_count: number;
-  is_read: boolean;
-  read_at: string | null;
-  created_at: string;
-  received_at: string | null;
-  sent_at: string | null;
+export type SummaryRow = Narrow<
+  Row<
+    'message',
+    | 'id'
+    | 'mailbox_id'
+    | 'thread_id'
+    | 'direction'
+    | 'subject'
+    | 'from_address'
+    | 'from_display_name'
+    | 'to_addresses'
+    | 'attachment_count'
+    | 'is_read'
+    | 'read_at'
+    | 'created_at'
+    | 'received_at'
+    | 'sent_at'
+    | 'approval_status'
+  >,
+  { direction: Direction }
+> & {
   /** The DMARC result word of external mail; null for internal mail (no verdicts stored). */
   external_dmarc: string | null;
   /** Whether verdicts are stored: the message arrived on port 25 (CONTRACT: origin `external`). */
   is_external: boolean;
-  approval_status: string | null;
-}
+};
 
 /** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
 export interface AuthenticationRow {
@@ -32,48 +38,37 @@ export interface AuthenticationRow {
   dmarc: string | null;
 }
 
-export interface DetailRow extends SummaryRow {
-  owner_address: string;
-  cc_addresses: string[];
-  bcc_addresses: string[];
-  body_text: string | null;
-  body_html: string | null;
-  body_format: string;
-  raw_blob_key: string | null;
-  in_reply_to_message_id: string | null;
-  delivery_status: string | null;
-  deleted_at: string | null;
-  auth_spf: string | null;
-  auth_dkim: string[] | null;
-  /** jsonb: an object on pg, text-parsed by the view where a driver returns a string. */
-  extracted: unknown;
-}
+export type DetailRow = SummaryRow &
+  Row<
+    'message',
+    | 'cc_addresses'
+    | 'bcc_addresses'
+    | 'body_text'
+    | 'body_html'
+    | 'body_format'
+    | 'raw_blob_key'
+    | 'in_reply_to_message_id'
+    | 'delivery_status'
+    | 'deleted_at'
+    /** jsonb: an object on pg, text-parsed by the view where a driver returns a string. */
+    | 'extracted'
+  > & {
+    owner_address: Col<'mailbox', 'address'>;
+    auth_spf: string | null;
+    auth_dkim: string[] | null;
+  };
 
-export interface RecipientRow {
-  message_id: string;
-  address: string;
-  kind: string;
-  status: string;
-  remote_reply: string | null;
-  attempts: number;
-  updated_at: string;
-  delivered_at: string | null;
-}
+export type RecipientRow = Row<
+  'message_recipient',
+  'message_id' | 'address' | 'kind' | 'status' | 'remote_reply' | 'attempts' | 'updated_at' | 'delivered_at'
+>;
 
-export interface AttachmentRow {
-  id: string;
-  message_id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: string | number;
-}
+export type AttachmentRow = Narrow<
+  Row<'attachment', 'id' | 'message_id' | 'filename' | 'content_type' | 'size_bytes'>,
+  { message_id: string }
+>;
 
-export interface ThreadRow {
-  id: string;
-  mailbox_id: string;
-  subject: string;
-  created_at: string;
-}
+export type ThreadRow = Row<'thread', 'id' | 'mailbox_id' | 'subject' | 'created_at'>;
 
 /** origin and authenticated of a summary (CONTRACT, "Sender integrity and inbound trust"), from m. */
 export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
@@ -101,10 +96,10 @@ export interface PagePosition {
 }
 
 /** A page row: the summary columns (null on the one row of an empty page) and the mailbox counters. */
-export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & {
-  inbound_count: string | number;
-  outbound_count: string | number;
-};
+export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & Row<
+  'mailbox',
+  'inbound_count' | 'outbound_count'
+>;
 
 /**
  * One keyset page, newest first, and the mailbox counters for totalCount, in one round trip.
@@ -157,15 +152,10 @@ export async function findMessage(db: Sql, v: Visibility, messageId: string): Pr
   ).rows[0];
 }
 
-export interface LockedRow {
-  id: string;
-  mailbox_id: string;
-  thread_id: string;
-  direction: Direction;
-  is_read: boolean;
-  read_at: string | null;
-  deleted_at: string | null;
-}
+export type LockedRow = Narrow<
+  Row<'message', 'id' | 'mailbox_id' | 'thread_id' | 'direction' | 'is_read' | 'read_at' | 'deleted_at'>,
+  { direction: Direction }
+>;
 
 /**
  * Row-locks the visible messages among `ids` in id order, so concurrent bulk calls over

@@ -1,19 +1,22 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
+import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Visibility } from '../auth/principal.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 
-export interface ApprovalRow {
-  id: string;
-  mailbox_id: string;
-  domain_id: string;
-  thread_id: string;
-  approval_status: ApprovalStatus | null;
-  approval_decided_at: string | null;
-  approval_decided_by: string | null;
-  delivery_status: string | null;
-  recipient_count: number;
-}
+export type ApprovalRow = Narrow<
+  Row<
+    'message',
+    | 'id'
+    | 'mailbox_id'
+    | 'thread_id'
+    | 'approval_status'
+    | 'approval_decided_at'
+    | 'approval_decided_by'
+    | 'delivery_status'
+  >,
+  { approval_status: ApprovalStatus | null }
+> & { domain_id: Col<'mailbox', 'domain_id'>; recipient_count: number };
 
 const visible = (v: Visibility) =>
   v.kind === 'mailbox' ? sql`mb.id = ${v.mailboxId}` : sql`mb.domain_id = ${v.domainId} and mb.disabled_at is null`;

@@ -1,4 +1,5 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
+import type { Row } from '../../storage/rows.js';
 import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy } from './policy.schemas.js';
 
 /** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
@@ -12,7 +13,7 @@ export const policyOf = (stored: unknown): MailboxPolicy =>
 export async function writeDeclaredPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<boolean> {
   const json = JSON.stringify(policy);
   const rows = (
-    await sql<{ id: string }>`update mailbox set policy = ${json}::jsonb
+    await sql<Row<'mailbox', 'id'>>`update mailbox set policy = ${json}::jsonb
     where id = ${mailboxId} and policy is distinct from ${json}::jsonb returning id`.execute(trx)
   ).rows;
   return rows.length > 0;
@@ -26,7 +27,7 @@ export class PolicyStore {
   constructor(private readonly db: Database) {}
 
   async mailboxPolicy(mailboxId: string): Promise<MailboxPolicy> {
-    const row = await this.db.one(sql<{ policy: unknown }>`select policy from mailbox where id = ${mailboxId}`);
+    const row = await this.db.one(sql<Row<'mailbox', 'policy'>>`select policy from mailbox where id = ${mailboxId}`);
     return policyOf(row?.policy);
   }
 
@@ -79,11 +80,9 @@ export class PolicyStore {
   /** The message a reply answers, as far as the loop guard needs it. */
   parent(messageId: string) {
     return this.db.one(
-      sql<{
-        direction: string;
-        raw_blob_key: string | null;
-        auto_submitted: string | null;
-      }>`select direction, raw_blob_key, auto_submitted from message where id = ${messageId}`,
+      sql<
+        Row<'message', 'direction' | 'raw_blob_key' | 'auto_submitted'>
+      >`select direction, raw_blob_key, auto_submitted from message where id = ${messageId}`,
     );
   }
 }

@@ -1,41 +1,20 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
+import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Scope, TokenKind } from './scopes.js';
 import type { TokenPolicy } from '../policy/policy.schemas.js';
 
-/** An access_token row as stored. */
-export type TokenRow = {
-  id: string;
-  kind: TokenKind;
-  domain_id: string;
-  mailbox_id: string | null;
-  name: string;
-  token_prefix: string;
-  scopes: Scope[];
-  created_source: string;
-  parent_token_id: string | null;
-  expires_at: string | null;
-  disabled_at: string | null;
-  last_used_at: string | null;
-  last_used_remote_ip: string | null;
-  plaintext_cipher: string | null;
-  reveal_until: string | null;
-  created_at: string;
-  policy: TokenPolicy | null;
-};
+/** An access_token row as stored (kind, scopes and policy typed as what we write there). */
+export type TokenRow = Narrow<Row<'access_token'>, { kind: TokenKind; scopes: Scope[]; policy: TokenPolicy | null }>;
 
 /** A token joined with its domain and mailbox: what authentication needs, in one query. */
-export type PrincipalRow = {
-  id: string;
-  kind: TokenKind;
-  domain_id: string;
-  domain_name: string;
-  mailbox_id: string | null;
-  mailbox_address: string | null;
-  mailbox_display_name: string | null;
-  mailbox_rate: number | null;
-  scopes: Scope[];
-  expires_at: string | null;
-  disabled_at: string | null;
+export type PrincipalRow = Narrow<
+  Row<'access_token', 'id' | 'kind' | 'domain_id' | 'mailbox_id' | 'scopes' | 'expires_at' | 'disabled_at'>,
+  { kind: TokenKind; scopes: Scope[] }
+> & {
+  domain_name: Col<'domain', 'name'>;
+  mailbox_address: Col<'mailbox', 'address'> | null;
+  mailbox_display_name: Col<'mailbox', 'display_name'> | null;
+  mailbox_rate: Col<'mailbox', 'send_rate_limit_per_minute'>;
   domain_disabled: boolean;
   mailbox_disabled: boolean;
 };
@@ -173,7 +152,9 @@ export class TokenStore {
    * docs/api.md "Token policy"). Read at use, so nothing about policy is cached with a principal.
    */
   async policyChain(tokenId: string): Promise<{ id: string; policy: TokenPolicy | null }[]> {
-    const rows = await this.db.rows(sql<{ id: string; policy: TokenPolicy | null; depth: number }>`
+    const rows = await this.db.rows(sql<
+      Narrow<Row<'access_token', 'id' | 'policy'>, { policy: TokenPolicy | null }> & { depth: number }
+    >`
       with recursive chain(id, parent_token_id, policy, depth) as (
         select id, parent_token_id, policy, 0 from access_token where id = ${tokenId}
         union all

@@ -1,22 +1,26 @@
 import { ms, sql, type Database } from '../../storage/database.js';
+import type { Row } from '../../storage/rows.js';
 import type { WebhookView } from './webhook.schemas.js';
 
-export interface WebhookRow {
-  id: string;
-  domain_id: string;
-  mailbox_id: string | null;
-  url: string;
-  event_types: string[] | null;
-  mailbox_ids: string[] | null;
+export type WebhookRow = Row<
+  'webhook',
+  | 'id'
+  | 'domain_id'
+  | 'mailbox_id'
+  | 'url'
+  | 'event_types'
+  | 'mailbox_ids'
+  | 'created_at'
+  | 'disabled_at'
+  | 'disabled_reason'
+  | 'failing_since'
+  | 'last_success_at'
+  | 'last_failure_at'
+  | 'last_error'
+> & {
+  /** The addresses of mailbox_ids, in the same order (a subquery). */
   mailbox_addresses: string[] | null;
-  created_at: string;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-  failing_since: string | null;
-  last_success_at: string | null;
-  last_failure_at: string | null;
-  last_error: string | null;
-}
+};
 
 /** Whose webhooks a call sees: a domain token its whole domain, a mailbox token its own mailbox's. */
 export type WebhookOwner =

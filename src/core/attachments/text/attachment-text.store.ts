@@ -1,13 +1,10 @@
 import { sql, type Database } from '../../../storage/database.js';
+import type { Narrow, Row } from '../../../storage/rows.js';
 
-export interface CachedText {
-  status: 'ok' | 'failed';
-  text: string | null;
-  truncated: boolean;
-  error_code: string | null;
-  error_detail: string | null;
-  created_at: string;
-}
+export type CachedText = Narrow<
+  Row<'attachment_text', 'status' | 'text' | 'truncated' | 'error_code' | 'error_detail' | 'created_at'>,
+  { status: 'ok' | 'failed' }
+>;
 
 export async function cachedText(db: Database, attachmentId: string): Promise<CachedText | undefined> {
   return db.one(sql<CachedText>`select status, text, truncated, error_code, error_detail, created_at

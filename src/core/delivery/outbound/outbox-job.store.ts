@@ -1,4 +1,5 @@
 import { sql, type Database } from '../../../storage/database.js';
+import type { Row } from '../../../storage/rows.js';
 
 export interface ClaimedJob {
   id: string;
@@ -24,13 +25,7 @@ export async function claimDueJob(
   now: Date,
 ): Promise<ClaimedJob | undefined> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
-  const row = await db.one(sql<{
-    id: string;
-    message_id: string;
-    mailbox_id: string;
-    attempts: number;
-    trace_context: string | null;
-  }>`
+  const row = await db.one(sql<Row<'outbox_job', 'id' | 'message_id' | 'mailbox_id' | 'attempts' | 'trace_context'>>`
     update outbox_job set lease_until = ${leaseUntil}, locked_by = ${workerId}, attempts = attempts + 1, updated_at = ${now}
     where id = (select id from outbox_job where status = 'pending' and run_after <= ${now} and (lease_until is null or lease_until <= ${now})
                 order by run_after, id limit 1 for update skip locked)

@@ -1,4 +1,5 @@
 import { sql, type Database, type Sql } from '../../../storage/database.js';
+import type { Row } from '../../../storage/rows.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
 import { ID_PREFIX, newId } from '../../ids.js';
@@ -69,7 +70,9 @@ export class InboundStore {
     const now = this.clock.now();
     // Mailbox row first, thread after: the lock order every writer here keeps (see local-delivery).
     const mailbox = (
-      await sql<{ address: string }>`select address from mailbox where id = ${m.mailboxId} for update`.execute(trx)
+      await sql<Row<'mailbox', 'address'>>`select address from mailbox where id = ${m.mailboxId} for update`.execute(
+        trx,
+      )
     ).rows[0];
     if (!mailbox) throw new Error(`mailbox ${m.mailboxId} does not exist`);
     const references = inboundReferences(m.inReplyTo, m.references);
