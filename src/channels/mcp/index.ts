@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
-import { bearerToken } from '../http/app.js';
+import { bearerToken } from '../shared/bearer-token.js';
 import { buildMcpServer, buildToolCatalog } from './server.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
 import { createOriginGuard } from './origin-guard.js';

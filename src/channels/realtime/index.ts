@@ -4,7 +4,7 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import type { Services } from '../../core/services.js';
 import { authorizeHandshake, socketError } from './handshake.js';
 import { RealtimeHub } from './hub.js';
-import { OriginPolicy } from '../http/origin-policy.js';
+import { OriginPolicy } from '../shared/origin-policy.js';
 import { clientAddressResolver } from '../shared/client-address.js';
 
 /** Where the hub lives: Socket.IO's `path`, so clients call `io(baseUrl, { path: REALTIME_PATH, auth })`. */

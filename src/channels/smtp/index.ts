@@ -1,6 +1,6 @@
 import type { Services } from '../../core/services.js';
 import { smtpHostname } from '../../core/delivery/mail-transport.js';
-import { listen } from '../../main.js';
+import { listen } from '../shared/listen.js';
 import { loadTlsMaterial } from './tls-material.js';
 import { ClientLimits } from './client-limits.js';
 import { createSubmissionServer } from './submission-server.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../events/event-log.js';
+import { EVENT_TYPES } from '../../types/mailbox-event.js';
 
 /** POST /api/domain/webhooks and /api/mailbox/webhooks (CONTRACT, Webhooks). */
 export const createWebhookInputSchema = z

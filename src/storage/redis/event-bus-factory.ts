@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { InProcessEventBus, type EventBus } from '../../core/events/event-bus.js';
-import type { Logger } from '../../core/logger.js';
+import { InProcessEventBus, type EventBus } from '../event-bus.js';
+import type { StorageLog } from '../storage-log.js';
 import { RedisEventBus } from './redis-event-bus.js';
 
 /**
@@ -8,6 +8,6 @@ import { RedisEventBus } from './redis-event-bus.js';
  * process), Redis pub/sub with REDIS_URL so API, SMTP and worker replicas reach every realtime
  * replica (CONTRACT, Running it).
  */
-export function createEventBus(redis: Redis | null, log?: Logger): EventBus {
+export function createEventBus(redis: Redis | null, log?: StorageLog): EventBus {
   return redis ? new RedisEventBus(redis, log) : new InProcessEventBus();
 }

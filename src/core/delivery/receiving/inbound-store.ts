@@ -1,6 +1,7 @@
 import { sql, type Database, type Sql } from '../../../storage/database.js';
-import type { EventBus } from '../../events/event-bus.js';
-import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import type { EventBus } from '../../../storage/event-bus.js';
+import { appendEvent } from '../../events/event-log.js';
+import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { ID_PREFIX, newId } from '../../ids.js';
 import type { Clock } from '../../time.js';
 import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
