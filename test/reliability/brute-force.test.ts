@@ -9,7 +9,7 @@ import { createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, type ServiceProcess } from '../support/processes.js';
 import { SmtpWire, rfc5322 } from '../smtp/smtp-wire.js';
 import { connect } from '../realtime/client.js';
-import { boundClient, percentile, type BoundClient } from './support/client-address.js';
+import { boundClient, percentile } from './support/client-address.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 
 // Issues 6 and 11, "Brute force" under shared addresses (CONTRACT, "Authentication under shared

@@ -30,7 +30,7 @@ export function loadTlsMaterial(config: Readonly<Config>, hostname: string): Tls
       cert = pem(config.SMTP_TLS_CERT);
       key = pem(config.SMTP_TLS_KEY);
     } catch (err) {
-      throw new Error(`cannot read SMTP_TLS_CERT/SMTP_TLS_KEY: ${(err as Error).message}`);
+      throw new Error(`cannot read SMTP_TLS_CERT/SMTP_TLS_KEY: ${(err as Error).message}`, { cause: err });
     }
     assertPair(cert, key, 'SMTP_TLS_CERT/SMTP_TLS_KEY');
     return { cert, key, source: 'configured' };
@@ -55,6 +55,6 @@ function assertPair(cert: string, key: string, what: string): void {
     if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)))
       throw new Error('the key does not belong to the certificate');
   } catch (err) {
-    throw new Error(`invalid SMTP TLS material in ${what}: ${(err as Error).message}`);
+    throw new Error(`invalid SMTP TLS material in ${what}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -31,7 +31,7 @@ export class FileSecretStore implements SecretStore {
     try {
       value = await readJsonFile(file);
     } catch (err) {
-      throw new Error(`secret file ${file} is not valid JSON: ${(err as Error).message}`);
+      throw new Error(`secret file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
     }
     if (value === null) return null;
     if (typeof value !== 'object' || Array.isArray(value)) throw notStrings(file);
