@@ -20,7 +20,7 @@ const pem = (value: string): string =>
  * unreadable file or a key that does not match the certificate stops start-up: falling back
  * silently would leave submission without the TLS its AUTH depends on.
  */
-export function loadTlsMaterial(config: Readonly<Config>, hostname: string): TlsMaterial {
+export async function loadTlsMaterial(config: Readonly<Config>, hostname: string): Promise<TlsMaterial> {
   if (config.SMTP_TLS_CERT || config.SMTP_TLS_KEY) {
     if (!config.SMTP_TLS_CERT || !config.SMTP_TLS_KEY)
       throw new Error('SMTP_TLS_CERT and SMTP_TLS_KEY must be set together');
@@ -39,7 +39,7 @@ export function loadTlsMaterial(config: Readonly<Config>, hostname: string): Tls
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
   if (!existsSync(certFile) || !existsSync(keyFile)) {
-    const made = selfSignedCertificate(hostname);
+    const made = await selfSignedCertificate(hostname);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(keyFile, made.keyPem, { mode: 0o600 });
     writeFileSync(certFile, made.certPem, { mode: 0o644 });
