@@ -16,7 +16,7 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The wire shape of one event (CONTRACT, Real-time). */
+/** The wire shape of one event (docs/contract.md, Real-time). */
 export interface MailboxEvent {
   eventId: string;
   type: EventType;

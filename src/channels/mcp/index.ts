@@ -12,7 +12,7 @@ import { readMcpBody } from './body-limit.js';
 export const MCP_PATH = '/mcp';
 
 /**
- * Bearer auth before any MCP exchange (CONTRACT, MCP): a missing or bad token is an HTTP 401; the
+ * Bearer auth before any MCP exchange (docs/contract.md, MCP): a missing or bad token is an HTTP 401; the
  * envelope middleware renders it like any HTTP error, `WWW-Authenticate` included (RFC 6750 §3).
  * The client address is the one the HTTP app resolved (channels/shared/client-address.ts).
  */

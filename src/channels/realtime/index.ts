@@ -11,7 +11,7 @@ import { clientAddressResolver } from '../shared/client-address.js';
 export const REALTIME_PATH = '/hubs/mailbox-events';
 
 /**
- * Attaches the Socket.IO hub at /hubs/mailbox-events to the HTTP server (CONTRACT, Real-time).
+ * Attaches the Socket.IO hub at /hubs/mailbox-events to the HTTP server (docs/contract.md, Real-time).
  * This file only wires: the handshake (handshake.ts) turns credentials into a subscriber through
  * the core, the hub (hub.ts) replays and emits.
  */
@@ -31,7 +31,7 @@ export async function startRealtime(services: Services, server: http.Server): Pr
     ...(cors ? { cors } : {}),
   });
 
-  // CONTRACT: REDIS_URL switches the Socket.IO adapter to Redis, so room operations
+  // docs/contract.md: REDIS_URL switches the Socket.IO adapter to Redis, so room operations
   // (fetchSockets, disconnectSockets, server-side emits) span every realtime replica.
   const adapterSub = services.redis?.duplicate({ maxRetriesPerRequest: null }) ?? null;
   if (services.redis && adapterSub) {

@@ -16,7 +16,7 @@ import type { ApprovalResult } from './approval.schemas.js';
 type Decision = 'approved' | 'rejected';
 
 /**
- * The approval gate's decisions (CONTRACT, "Outbound policy"; docs/api.md, "Approval gate").
+ * The approval gate's decisions (docs/contract.md, "Outbound policy"; docs/api.md, "Approval gate").
  * Approve and reject are one conditional UPDATE each, in a transaction that also writes the
  * outbox job (approve), the recipients' state, the event and the audit entry: a decision and
  * its consequences commit together, so a worker killed at any point delivers an approved

@@ -120,7 +120,7 @@ export class InboundStore {
         attachmentCount: attachments.length,
         inReplyToMessageId,
         receivedAtTs: m.receivedAt.getTime(),
-        // CONTRACT, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
+        // docs/contract.md, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
         origin: m.authResults ? 'external' : 'internal',
         authenticated: !m.authResults || (m.authResults as { dmarc?: { result?: string } }).dmarc?.result === 'pass',
       },
