@@ -78,6 +78,19 @@ async function main(): Promise<void> {
         headers: auth('large'),
       }),
     );
+    // Polls of an unchanged mailbox (issue 15): If-None-Match with the list's ETag → 304, one
+    // mailbox-row read and no message rows (docs/api.md, "Change marks and ETags").
+    const etag = (await fetch(`${base}/api/messages?limit=50`, { headers: auth('large') })).headers.get('etag');
+    if (!etag) throw new Error('the list answered without an ETag');
+    const unchanged = await measure(
+      `list unchanged (If-None-Match → 304), ${LARGE} msgs`,
+      `${base}/api/messages?limit=50`,
+      {
+        ...opts,
+        headers: { ...auth('large'), 'if-none-match': etag },
+        expect304: true,
+      },
+    );
     results.push(await measure('get ceiling (bare node:http)', `${ceilingBase}/api/messages/x`, opts));
     results.push(
       await measure(`get by id, ${SMALL} msgs`, `${base}/api/messages/${await middleId('small')}`, {
@@ -109,6 +122,7 @@ async function main(): Promise<void> {
       Figures,
       Figures,
     ];
+    results.splice(3, 0, unchanged);
     const rows = results.map((r) => {
       const ceil = r.name.startsWith('list') ? listCeil : getCeil;
       return {
@@ -134,6 +148,8 @@ async function main(): Promise<void> {
     console.log(
       `target: list throughput >= 40% of the ceiling: ${(share * 100).toFixed(0)}% ${share >= 0.4 ? 'MET' : 'NOT MET'}`,
     );
+    const pollGain = unchanged.rps / Math.max(listLarge.rps, 1);
+    console.log(`        unchanged list (304) vs full list: ${pollGain.toFixed(2)}x the rate`);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/http-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
