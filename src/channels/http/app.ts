@@ -13,7 +13,9 @@ import { buildOpenApi } from './openapi.js';
 import { RawResponse } from './route.js';
 import { assertIdentityCoding } from './body-coding.js';
 import { clientAddressResolver } from '../shared/client-address.js';
+import { bearerToken } from '../shared/bearer-token.js';
 import { accessLog } from './access-log.js';
+import { answerFromChangeMark } from './etag.js';
 
 export interface HttpAppOptions {
   /** Mount the /api routes (api role); false serves only health, readiness and metrics. */
@@ -24,13 +26,6 @@ export interface HttpAppOptions {
   middlewares?: Koa.Middleware[];
   /** Renders GET /metrics (Prometheus text format). */
   metrics?: { render(): Promise<string> };
-}
-
-/** Pulls the bearer token from the Authorization header (never from the URL). */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1] : '';
 }
 
 function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
@@ -138,6 +133,10 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     const body =
       spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
     const principal = ctx.state.principal as Principal;
+    if (spec.changeMark) {
+      const mark = await services.changeMarks.of(principal, spec.changeMark, query?.mailboxAddress, ctx.url);
+      if (answerFromChangeMark(ctx, mark)) return;
+    }
     const data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
     if (spec.noStore) ctx.set('Cache-Control', 'no-store');
     ctx.status = spec.status;

@@ -1,7 +1,7 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
 import type { Col, Row } from '../../storage/rows.js';
 import { validTokenSql } from '../tokens/token.store.js';
-import type { EventType, MailboxEvent } from './event-log.js';
+import type { EventType, MailboxEvent } from '../../types/mailbox-event.js';
 
 /** The queries of the event log (mailbox_event) and of the mailboxes' event sequences. */
 

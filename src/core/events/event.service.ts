@@ -10,7 +10,7 @@ import {
   eventsAfter,
   oldestEventSeq,
 } from './event-log.store.js';
-import type { MailboxEvent } from './event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { EventPage, ListEventsInput } from './event.schemas.js';
 
 export interface EventServiceOptions {

@@ -5,7 +5,7 @@ import { hashToken } from '../tokens/token-format.js';
 import type { Sql } from '../../storage/database.js';
 import { ownedToken } from './resource.store.js';
 
-/** The keys of a token secret (CONTRACT): the same for a Domain's and a Mailbox's secret. */
+/** The keys of a token secret (docs/contract.md): the same for a Domain's and a Mailbox's secret. */
 export interface TokenSecretData {
   accessToken: string;
   tokenId: string;

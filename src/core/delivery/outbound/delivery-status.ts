@@ -1,9 +1,15 @@
 import type { Sql } from '../../../storage/database.js';
-import { lockRecipient, recipientStatuses, setMessageDeliveryStatus, updateRecipientStatus } from './delivery.store.js';
-import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import {
+  lockRecipient,
+  recipientStatuses,
+  setMessageDeliveryStatus,
+  updateRecipientStatus,
+  type RecipientStatus,
+} from './delivery.store.js';
+import { appendEvent } from '../../events/event-log.js';
+import { type MailboxEvent } from '../../../types/mailbox-event.js';
 
-/** Per recipient: queued (not tried or waiting for a transport), deferred (temporary failure), or final. */
-export type RecipientStatus = 'queued' | 'deferred' | 'delivered' | 'failed';
+export type { RecipientStatus };
 export type DeliveryStatus = RecipientStatus;
 
 /**

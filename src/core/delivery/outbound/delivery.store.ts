@@ -1,9 +1,11 @@
 import { sql, type Database, type Sql } from '../../../storage/database.js';
 import type { Col, Row } from '../../../storage/rows.js';
-import type { RecipientStatus } from './delivery-status.js';
 import type { ClaimedJob } from './outbox-job.store.js';
 
 /** The queries of outbound delivery: recipients' states, the message a job delivers, DKIM keys. */
+
+/** Per recipient: queued (not tried or waiting for a transport), deferred (temporary failure), or final. */
+export type RecipientStatus = 'queued' | 'deferred' | 'delivered' | 'failed';
 
 export type PendingRecipientRow = Row<'message_recipient', 'id' | 'address'>;
 
