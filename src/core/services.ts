@@ -36,6 +36,7 @@ import { AuditService } from './audit/audit.service.js';
 import { SearchService } from './search/search.service.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
+import { StorageService } from './quota/storage.service.js';
 
 /** Everything a channel may call. Built once by the composition root. */
 export interface Services {
@@ -88,6 +89,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Seals webhook secrets (a key of its own, derived from the server key). */
   webhookCipher: TokenCipher;
+  /** Storage quota routes (mailbox and domain). */
+  storage: StorageService;
 }
 
 export interface CoreDeps {
@@ -132,7 +135,11 @@ export function createServices(deps: CoreDeps): Services {
   });
   const messages = new MessageService(db, bus, cursors, clock);
   const inbound = new InboundStore(db, bus, clock);
-  const attachments = new AttachmentService(db, blobs, clock, { maxBytes: config.MAX_ATTACHMENT_BYTES });
+  const attachments = new AttachmentService(db, blobs, clock, {
+    maxBytes: config.MAX_ATTACHMENT_BYTES,
+    maxPending: config.MAX_PENDING_UPLOADS_PER_MAILBOX,
+    maxPendingBytes: config.MAX_PENDING_UPLOAD_BYTES_PER_MAILBOX,
+  });
   const auditStore = new AuditStore(db);
   const policyStore = new PolicyStore(db);
   const policy = new OutboundPolicy(policyStore, tokenStore, auditStore, blobs, clock, {
@@ -219,5 +226,6 @@ export function createServices(deps: CoreDeps): Services {
     }),
     webhooks: new WebhookService(db, webhookCipher, clock, { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
     webhookCipher,
+    storage: new StorageService(db),
   };
 }
