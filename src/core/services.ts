@@ -25,6 +25,7 @@ import { InboundStore } from './delivery/receiving/inbound-store.js';
 import { createMailTransport, type MailTransport } from './delivery/mail-transport.js';
 import { WaitService } from './messages/wait.service.js';
 import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';
+import { FairGate } from './ratelimit/fair-gate.js';
 import { EventService } from './events/event.service.js';
 import { PolicyStore } from './policy/policy.store.js';
 import { OutboundPolicy } from './policy/outbound-policy.js';
@@ -71,7 +72,9 @@ export interface Services {
   /** Long-poll for the next message (HTTP /api/messages/wait, MCP wait_for_message). */
   waits: WaitService;
   /** Per-token bounds on what every tenant shares (docs/api.md, "Per-token bounds"). */
-  caps: { sockets: ConcurrencyCap };
+  caps: { sockets: ConcurrencyCap; replays: ConcurrencyCap };
+  /** Replay pages of the real-time connection queue here (width: a quarter of the database pool). */
+  replayGate: FairGate;
   /** The one outbound policy decision (every send path and SMTP RCPT TO). */
   policy: OutboundPolicy;
   /** Mailbox policy routes (GET/PUT). */
@@ -181,7 +184,12 @@ export function createServices(deps: CoreDeps): Services {
     { fallbackPollMs: 5_000 },
     new ConcurrencyCap(config.MAX_WAITS_PER_TOKEN, 'TOO_MANY_WAITS'),
   );
-  const caps = { sockets: new ConcurrencyCap(config.MAX_SOCKETS_PER_TOKEN, 'TOO_MANY_SOCKETS') };
+  const caps = {
+    sockets: new ConcurrencyCap(config.MAX_SOCKETS_PER_TOKEN, 'TOO_MANY_SOCKETS'),
+    replays: new ConcurrencyCap(config.MAX_REPLAYS_PER_TOKEN, 'TOO_MANY_REPLAYS'),
+  };
+  // PGlite is one connection: one replay page at a time; PostgreSQL: a quarter of the pool.
+  const replayGate = new FairGate(Math.max(1, Math.floor((config.DATABASE_URL ? config.DATABASE_POOL_MAX : 1) / 4)));
   const webhookCipher = new TokenCipher(deriveKey(serverKey, 'webhook-secret'));
   return {
     config,
@@ -209,6 +217,7 @@ export function createServices(deps: CoreDeps): Services {
     waits,
     transport,
     caps,
+    replayGate,
     policy,
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
