@@ -117,7 +117,13 @@ function victimProbe(everyMs = 50) {
       await loop;
       const sorted = [...ms].sort((a, b) => a - b);
       const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
-      return { p99: Math.round(p99), requests: ms.length, ok: statuses.get('200') ?? 0, statuses };
+      return {
+        p99: Math.round(p99),
+        max: Math.round(sorted.at(-1) ?? 0),
+        requests: ms.length,
+        ok: statuses.get('200') ?? 0,
+        statuses,
+      };
     },
   };
 }
@@ -131,8 +137,8 @@ const tally = (codes: Array<number | string>) => {
 function recordVictim(flood: string, v: Awaited<ReturnType<ReturnType<typeof victimProbe>['stop']>>) {
   recordFigure({
     suite: SUITE,
-    name: `${flood}: other tenant's list p99 (${v.requests} requests, ${v.ok} × 200)`,
-    value: `${v.p99} ms`,
+    name: `${flood}: other tenant's list p99 (max; ${v.requests} requests, ${v.ok} × 200)`,
+    value: `${v.p99} ms (${v.max} ms)`,
     target: `≤ ${API_P99_BOUND_MS} ms, all 200`,
     pass: v.p99 <= API_P99_BOUND_MS && v.ok === v.requests,
   });
@@ -155,7 +161,7 @@ describe('tenant floods', () => {
     // The backlog straight into the log (the replay reads only the log).
     await db.query(
       `insert into mailbox_event (mailbox_id, seq, type, occurred_at, payload)
-       select $1, g, 'message.received', now(), jsonb_build_object('eventId', g::text, 'type', 'message.received',
+       select $1::text, g, 'message.received', now(), jsonb_build_object('eventId', g::text, 'type', 'message.received',
          'mailboxId', $1::text, 'mailboxAddress', $2::text, 'occurredAtTs', 0,
          'data', jsonb_build_object('messageId', 'msg_' || g, 'subject', repeat('x', 200)))
        from generate_series(1, $3::int) g`,
@@ -227,7 +233,7 @@ describe('tenant floods', () => {
     const probe = victimProbe();
     const results = await Promise.all(
       Array.from({ length: waits }, () =>
-        fetch(`${proc.url}/api/messages/wait?timeoutMs=3000`, {
+        fetch(`${proc.url}/api/messages/wait?timeoutMs=30000`, {
           headers: { authorization: `Bearer ${attacker.token}` },
           signal: AbortSignal.timeout(60_000),
         }).then(

@@ -111,6 +111,20 @@ export class AttachmentService {
       throw new AppError('QUOTA_EXCEEDED');
   }
 
+  /**
+   * The same bounds before a byte is read, when the mailbox is known up front (a mailbox token,
+   * MCP): a mailbox already at a cap is refused at once instead of after streaming the upload.
+   * `admit` stays the authority (this one takes no lock).
+   */
+  async precheck(mailboxId: string): Promise<void> {
+    const usage = await storageUsage(this.db.db, mailboxId);
+    if (!usage) return;
+    if (usage.pendingUploads >= this.options.maxPending || usage.pendingUploadBytes >= this.options.maxPendingBytes)
+      throw new AppError('UPLOADS_PENDING_LIMIT');
+    if (usage.quotaBytes !== null && usage.usedBytes + usage.pendingUploadBytes >= usage.quotaBytes)
+      throw new AppError('QUOTA_EXCEEDED');
+  }
+
   async discard(staged: StagedUpload): Promise<void> {
     await this.blobs.delete(staged.blobKey).catch(() => undefined);
   }
@@ -122,7 +136,8 @@ export class AttachmentService {
     file: UploadFile,
   ): Promise<AttachmentUploaded> {
     this.authorize(principal);
-    await resolveMailbox(this.db, principal, mailboxAddress);
+    const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
+    await this.precheck(mailbox.id);
     return this.commit(principal, mailboxAddress, await this.stage(file));
   }
 }
