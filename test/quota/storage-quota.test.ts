@@ -267,5 +267,30 @@ describe('storage quota', () => {
     expect(overQuota.status).toBe(413);
     expect(overQuota.body.errorCode).toBe('QUOTA_EXCEEDED');
     expect((await upload(400)).status).toBe(201);
+    // MCP upload_attachment: the same refusals, before anything is stored.
+    const client = await mcpClient(server, box.token);
+    try {
+      const args = (bytes: number) => ({
+        contentBase64: Buffer.alloc(bytes, 2).toString('base64'),
+        filename: 'm.bin',
+        contentType: 'application/octet-stream',
+      });
+      expect(await fails(client, 'upload_attachment', args(150))).toMatchObject({
+        code: 413,
+        errorCode: 'QUOTA_EXCEEDED',
+      });
+      await setQuota(box, null);
+      await ok(client, 'upload_attachment', args(10));
+      await ok(client, 'upload_attachment', args(10));
+      expect(await fails(client, 'upload_attachment', args(10))).toMatchObject({
+        code: 429,
+        errorCode: 'UPLOADS_PENDING_LIMIT',
+      });
+    } finally {
+      await client.close();
+    }
+    const blobs =
+      await q`select count(*)::int as n from attachment where mailbox_id = ${box.mailboxId} and message_id is null`;
+    expect(blobs).toEqual([{ n: 3 }]);
   });
 });
