@@ -232,6 +232,21 @@ describe('storage quota', () => {
     expect(refused[0] && (refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(AppError);
     expect(await used(box.mailboxId)).toBe(7_000);
     expect(await liveStored(box.mailboxId)).toBe(7_000);
+    // Our bounces are counted but never refused: the sender learns its mail failed even when full.
+    await inbound.store(undefined, {
+      mailboxId: box.mailboxId,
+      from: '',
+      to: [box.address],
+      subject: 'Undelivered Mail Returned to Sender',
+      bodyText: 'x'.repeat(1000),
+      bodyHtml: null,
+      internetMessageId: null,
+      inReplyTo: null,
+      references: [],
+      receivedAt: new Date(),
+      quotaExempt: true,
+    });
+    expect(await used(box.mailboxId)).toBe(8_000);
   });
 
   it('uploads: pending count and bytes capped per mailbox (429), the quota counts unclaimed uploads (413)', async () => {
