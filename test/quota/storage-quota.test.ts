@@ -201,6 +201,16 @@ describe('storage quota', () => {
       'failed recipient',
     );
     expect(recipient.remote_reply).toBe('552 5.2.2 Mailbox full');
+    // The sender is told, like for an unknown address: a bounce naming the reply.
+    const bounce = await waitFor(
+      async () =>
+        (
+          await q`select body_text from message where mailbox_id = ${sender.mailboxId} and direction = 'inbound' and body_text like '%552 5.2.2%'`
+        )[0],
+      10_000,
+      'bounce',
+    );
+    expect(bounce.body_text).toContain(full.address);
     expect(await used(full.mailboxId)).toBe(before);
     expect(
       (await q`select count(*)::int as c from message where mailbox_id = ${full.mailboxId} and subject = 'to full'`)[0]
