@@ -17,7 +17,7 @@ import { AuthThrottle } from './auth/auth-throttle.js';
 import { PasswordHashGate } from './auth/password-hash-gate.js';
 import { RateLimits } from './ratelimit/rate-limits.js';
 import { deriveKey } from './keys/server-key.js';
-import type { EventBus } from './events/event-bus.js';
+import type { EventBus } from '../storage/event-bus.js';
 import { MessageService } from './messages/message.service.js';
 import { SendService } from './delivery/sending/send.service.js';
 import { AttachmentService } from './attachments/attachment.service.js';
@@ -26,7 +26,7 @@ import { createMailTransport, type MailTransport } from './delivery/mail-transpo
 import { WaitService } from './messages/wait.service.js';
 import { ChangeMarks } from './messages/change-mark.js';
 import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';
-import { FairGate } from './ratelimit/fair-gate.js';
+import { FairGate } from '../storage/fair-gate.js';
 import { EventService } from './events/event.service.js';
 import { PolicyStore } from './policy/policy.store.js';
 import { OutboundPolicy } from './policy/outbound-policy.js';

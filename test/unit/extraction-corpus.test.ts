@@ -50,8 +50,18 @@ describe('one-time code extraction on the fixture corpus', () => {
     const misses: string[] = [];
     for (const [file, want] of Object.entries(expected)) {
       const got = results.get(file)!.codes;
-      for (const c of got) want.codes.includes(c) ? (tp++, null) : (fp++, misses.push(`${file}: extra ${c}`));
-      for (const c of want.codes) if (!got.includes(c)) (fn++, misses.push(`${file}: missed ${c}`));
+      for (const c of got) {
+        if (want.codes.includes(c)) tp++;
+        else {
+          fp++;
+          misses.push(`${file}: extra ${c}`);
+        }
+      }
+      for (const c of want.codes) {
+        if (got.includes(c)) continue;
+        fn++;
+        misses.push(`${file}: missed ${c}`);
+      }
     }
     const precision = tp / (tp + fp);
     const recall = tp / (tp + fn);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FairGate } from '../../src/core/ratelimit/fair-gate.js';
+import { FairGate } from '../../src/storage/fair-gate.js';
 
 // The replay gate (docs/api.md, "Per-token bounds"): never more than `width` at once, and
 // waiters served in arrival order, so a socket that queues again after each page takes turns.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { AppError } from '../../core/errors.js';
-import { FairGate } from '../../core/ratelimit/fair-gate.js';
+import { BlobTooLargeError } from '../errors.js';
+import { FairGate } from '../fair-gate.js';
 import { num, sql, type Database } from '../database.js';
 import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
 
@@ -24,7 +24,7 @@ export class PgBlobStore implements BlobStore {
   constructor(
     private readonly db: Database,
     /**
-     * Chunk reads and writes queue here (main.ts: a quarter of DATABASE_POOL_MAX). Without it, 100
+     * Chunk reads and writes queue here (runtime.ts: a quarter of DATABASE_POOL_MAX). Without it, 100
      * parallel 4 MiB uploads put 800 chunk inserts in the pool's queue and every other query of the
      * process waited behind them (another tenant's list: 23.6 s p99, test/reliability/tenant-floods).
      */
@@ -58,7 +58,7 @@ export class PgBlobStore implements BlobStore {
         // Stop reading at the limit instead of storing an unbounded upload.
         if (size > maxBytes) {
           if (!Buffer.isBuffer(source)) source.destroy();
-          throw new AppError('PAYLOAD_TOO_LARGE');
+          throw new BlobTooLargeError(maxBytes);
         }
         hash.update(piece);
         for (let at = 0; at < piece.length;) {

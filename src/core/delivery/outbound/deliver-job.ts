@@ -1,7 +1,7 @@
 import { sql, date, type Database } from '../../../storage/database.js';
-import type { MailboxEvent } from '../../events/event-log.js';
+import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import { attachmentsOfMessage } from '../../attachments/attachment.store.js';
-import { deliveryOutcomes } from '../../../telemetry/metric-registry.js';
+import { observability } from '../../observability.js';
 import type { InboundStore } from '../receiving/inbound-store.js';
 import { MAILBOX_FULL_REPLY, deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
 import { routeRecipient } from '../recipient-routing.js';
@@ -55,7 +55,7 @@ export async function deliverMessage(
         full.push(recipient);
         continue;
       }
-      if (delivered.length) deliveryOutcomes.inc({ route: 'local', result: 'delivered' });
+      if (delivered.length) observability().deliveryOutcome('local', 'delivered');
       events.push(...delivered);
     } else if (route.kind === 'unknown-local') unknown.push(recipient);
     else external.push(recipient);
@@ -65,7 +65,7 @@ export async function deliverMessage(
     ...full.map((r) => ({ recipient: r, address: r.address, reply: MAILBOX_FULL_REPLY })),
   ];
   if (failed.length) {
-    deliveryOutcomes.inc({ route: 'local', result: 'failed' }, failed.length);
+    observability().deliveryOutcome('local', 'failed', failed.length);
     if (transfer) events.push(...(await failWithBounce(transfer.deps, message, failed, null, at)));
     else for (const f of failed) events.push(...(await failRecipient(db, message, f.recipient, f.reply, at)));
   }
