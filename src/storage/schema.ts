@@ -91,6 +91,7 @@ export interface DkimKey {
 
 export interface Domain {
   created_at: DbTimestamp;
+  default_storage_quota_bytes: DbInt8 | null;
   disabled_at: DbTimestamp | null;
   id: string;
   name: string;
@@ -114,6 +115,8 @@ export interface Mailbox {
   policy: DbJson | null;
   resource_key: string | null;
   send_rate_limit_per_minute: number | null;
+  storage_quota_bytes: DbInt8 | null;
+  storage_used_bytes: Generated<DbInt8>;
 }
 
 export interface MailboxAlias {
@@ -165,6 +168,7 @@ export interface Message {
   request_hash: string | null;
   search_vector: Generated<string | null>;
   sent_at: DbTimestamp | null;
+  stored_bytes: Generated<DbInt8>;
   subject: Generated<string>;
   thread_id: string;
   to_addresses: string[];

@@ -88,8 +88,15 @@ export async function applySoftDelete(
     perMailbox.set(r.mailbox_id, counts);
   }
   // Map iteration keeps insertion order, which is mailbox-id order because `fresh` is sorted.
+  // A deleted message gives its stored bytes back to the storage quota (docs/api.md, "Storage
+  // quota"): it leaves every read at once; its blobs stay as long as a row names them.
   for (const [mailboxId, c] of perMailbox) {
-    await decrementMessageCounts(trx, mailboxId, c);
+    await decrementMessageCounts(
+      trx,
+      mailboxId,
+      c,
+      fresh.filter((r) => r.mailbox_id === mailboxId).map((r) => r.id),
+    );
   }
   for (const r of fresh) {
     const result: DeleteResult = { messageId: r.id, deletedAtTs: now.getTime(), alreadyDeleted: false };

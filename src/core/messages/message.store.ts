@@ -219,12 +219,19 @@ export async function markDeleted(trx: Sql, ids: readonly string[], at: Date): P
   await sql`update message set deleted_at = ${at} where id = any(${[...ids]}::varchar[])`.execute(trx);
 }
 
-/** Lowers a mailbox's message counters (never below zero). */
+/**
+ * Lowers a mailbox's message counters and its storage use by the stored bytes of the messages
+ * `deletedIds` (never below zero).
+ */
 export async function decrementMessageCounts(
   trx: Sql,
   mailboxId: string,
   by: { inbound: number; outbound: number },
+  deletedIds: readonly string[],
 ): Promise<void> {
   await sql`update mailbox set inbound_count = greatest(inbound_count - ${by.inbound}, 0),
-      outbound_count = greatest(outbound_count - ${by.outbound}, 0) where id = ${mailboxId}`.execute(trx);
+      outbound_count = greatest(outbound_count - ${by.outbound}, 0),
+      storage_used_bytes = greatest(storage_used_bytes - (select coalesce(sum(stored_bytes), 0) from message
+        where id = any(${[...deletedIds]}::varchar[])), 0)
+      where id = ${mailboxId}`.execute(trx);
 }

@@ -1,6 +1,7 @@
 import { findDomainByName, upsertDomain } from '../domains/domain.store.js';
 import type { Sql } from '../../storage/database.js';
 import { domainByResourceKey, releaseDomainResourceKey } from './resource.store.js';
+import { declareDomainDefaultQuota } from '../quota/storage-quota.store.js';
 import { resourceKeyOf, refOf, type DomainResource } from './manifest.schema.js';
 import { NotReadyError } from './not-ready.js';
 
@@ -39,8 +40,17 @@ export async function convergeDomainRow(
     !existing.disabled_at &&
     existing.send_rate_limit_per_minute === limit
   ) {
-    return { domainId: existing.id, outcome: 'unchanged' };
+    const quotaChanged = await convergeDefaultQuota(trx, existing.id, res);
+    return { domainId: existing.id, outcome: quotaChanged ? 'updated' : 'unchanged' };
   }
   const domainId = await upsertDomain(trx, { name, sendRateLimitPerMinute: limit, resourceKey: key }, now);
+  await convergeDefaultQuota(trx, domainId, res);
   return { domainId, outcome: existing ? 'updated' : 'created' };
+}
+
+/** A declared `spec.defaultStorageQuotaBytes` is the manifest's to own; without one the API decides. */
+async function convergeDefaultQuota(trx: Sql, domainId: string, res: DomainResource): Promise<boolean> {
+  const quota = res.spec.defaultStorageQuotaBytes;
+  if (quota === undefined) return false;
+  return declareDomainDefaultQuota(trx, domainId, quota);
 }

@@ -3,6 +3,7 @@ import { splitAddress } from '../address.js';
 import { findDomainByName } from '../domains/domain.store.js';
 import { insertMailbox } from '../mailboxes/mailbox.store.js';
 import type { Sql } from '../../storage/database.js';
+import { declareMailboxQuota } from '../quota/storage-quota.store.js';
 import {
   activateAlias,
   aliasesOf,
@@ -105,6 +106,11 @@ export async function convergeMailboxRows(
   if (res.spec.policy !== undefined) {
     const policyChanged = await writeDeclaredPolicy(trx, mailbox.id, mailboxPolicySchema.parse(res.spec.policy));
     if (policyChanged && outcome === 'unchanged') outcome = 'updated';
+  }
+  // A declared quota is the manifest's to own, like the policy; without one the API's PUT decides.
+  if (res.spec.storageQuotaBytes !== undefined) {
+    const changed = await declareMailboxQuota(trx, mailbox.id, res.spec.storageQuotaBytes);
+    if (changed && outcome === 'unchanged') outcome = 'updated';
   }
   const identityChanged = await ensureIdentity(trx, mailbox.id, address, displayName, now);
   const aliases = await convergeAliases(trx, mailbox.id, res.spec.aliases ?? [], displayName, now);
