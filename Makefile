@@ -66,6 +66,7 @@ bench: build services
 	node dist/bench/smtp/run.js
 	node dist/bench/realtime/run.js
 	node dist/bench/console/run.js
+	node dist/bench/extraction/run.js
 
 ## make lint: type-check src, test, bench and operator; the formatter's check.
 lint: install
