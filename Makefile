@@ -67,6 +67,7 @@ bench: build services
 	node dist/bench/realtime/run.js
 	node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
+	node dist/bench/memory/run.js
 
 ## make lint: type-check src, test, bench and operator; the formatter's check.
 lint: install

@@ -17,6 +17,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PORT = 18080;
 const CEILING_PORT = 18081;
+const BARE_PORT = 18082;
 
 async function main(): Promise<void> {
   const db = await scratchDatabase('mbx_bench');
@@ -64,6 +65,12 @@ async function main(): Promise<void> {
     );
     children.push(ceiling);
     const ceilingBase = `http://127.0.0.1:${CEILING_PORT}`;
+    const bare = await startProcess(
+      ['dist/bench/http/bare-pg-server.js', databaseUrl, tenants.large.mailboxId, String(BARE_PORT)],
+      {},
+      `http://127.0.0.1:${BARE_PORT}/`,
+    );
+    children.push(bare);
 
     const opts = { seconds: SECONDS, connections: CONNECTIONS };
     const results: Figures[] = [];
@@ -79,6 +86,24 @@ async function main(): Promise<void> {
         ...opts,
         headers: auth('large'),
       }),
+    );
+    // Polls of an unchanged mailbox (issue 15): If-None-Match with the list's ETag → 304, one
+    // mailbox-row read and no message rows (docs/api.md, "Change marks and ETags").
+    const etag = (await fetch(`${base}/api/messages?limit=50`, { headers: auth('large') })).headers.get('etag');
+    if (!etag) throw new Error('the list answered without an ETag');
+    const bareStack = await measure(
+      `list bare stack (node:http + pg, same SQL), ${LARGE} msgs`,
+      `http://127.0.0.1:${BARE_PORT}/`,
+      opts,
+    );
+    const unchanged = await measure(
+      `list unchanged (If-None-Match → 304), ${LARGE} msgs`,
+      `${base}/api/messages?limit=50`,
+      {
+        ...opts,
+        headers: { ...auth('large'), 'if-none-match': etag },
+        expect304: true,
+      },
     );
     results.push(await measure('get ceiling (bare node:http)', `${ceilingBase}/api/messages/x`, opts));
     results.push(
@@ -118,6 +143,7 @@ async function main(): Promise<void> {
       Figures,
       Figures,
     ];
+    results.splice(3, 0, bareStack, unchanged);
     const rows = results.map((r) => {
       const ceil = r.name.startsWith('get') ? getCeil : listCeil;
       return {
@@ -149,10 +175,18 @@ async function main(): Promise<void> {
           `(list p50 ${listLarge.p50} ms / p99 ${listLarge.p99} ms: ${(r.p50 / Math.max(listLarge.p50, 0.01)).toFixed(2)}x at p50)`,
       );
     console.log(`(the common word is in 1 of ${SEARCH_COMMON_EVERY} messages; from: names 1 of 97 senders)`);
+    const pollGain = unchanged.rps / Math.max(bareStack.rps, 1);
+    const readShare = listLarge.rps / Math.max(bareStack.rps, 1);
+    console.log(
+      `target: list >= 0.9x the bare stack (node:http + pg, same SQL): ${readShare.toFixed(2)}x ${readShare >= 0.9 ? 'MET' : 'NOT MET'}`,
+    );
+    console.log(
+      `target: unchanged list (304) >= 5x the bare stack: ${pollGain.toFixed(2)}x ${pollGain >= 5 ? 'MET' : 'NOT MET'}`,
+    );
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/http-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
-      JSON.stringify({ results, listRatio, getRatio, share }, null, 2),
+      JSON.stringify({ results, listRatio, getRatio, share, readShare, pollGain }, null, 2),
     );
   } finally {
     for (const c of children) await stopProcess(c);

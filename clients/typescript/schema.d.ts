@@ -1565,6 +1565,14 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description Nothing this read returns changed since the ETag named in If-None-Match; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The input is not valid (shape, ids, cursor, address syntax). */
         BadRequest: {
             headers: {
@@ -1654,11 +1662,16 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The ETag of an earlier answer to the same request: 304 without a body while it is current. */
+        IfNoneMatch: string;
         /** @description Opaque client key (1-200 visible ASCII characters), kept per mailbox: a retry with the same key and request answers the first 202 instead of sending again; the same key with another request is 409. */
         IdempotencyKey: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Weak ETag from the mailbox change mark (docs/api.md, "Change marks and ETags"); send it back in If-None-Match to get 304 while nothing changed. */
+        ETag: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1861,7 +1874,10 @@ export interface operations {
                 direction?: "inbound" | "outbound";
                 approval?: "pending";
             };
-            header?: never;
+            header?: {
+                /** @description The ETag of an earlier answer to the same request: 304 without a body while it is current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1870,6 +1886,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1891,6 +1908,7 @@ export interface operations {
                     };
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1998,7 +2016,10 @@ export interface operations {
             query?: {
                 mailboxAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The ETag of an earlier answer to the same request: 304 without a body while it is current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 messageId: string;
             };
@@ -2009,6 +2030,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2030,6 +2052,7 @@ export interface operations {
                     };
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2139,7 +2162,10 @@ export interface operations {
             query?: {
                 mailboxAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The ETag of an earlier answer to the same request: 304 without a body while it is current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 threadId: string;
             };
@@ -2150,6 +2176,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2171,6 +2198,7 @@ export interface operations {
                     };
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -24,6 +24,7 @@ import { AttachmentService } from './attachments/attachment.service.js';
 import { InboundStore } from './delivery/receiving/inbound-store.js';
 import { createMailTransport, type MailTransport } from './delivery/mail-transport.js';
 import { WaitService } from './messages/wait.service.js';
+import { ChangeMarks } from './messages/change-mark.js';
 import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';
 import { EventService } from './events/event.service.js';
 import { PolicyStore } from './policy/policy.store.js';
@@ -61,6 +62,8 @@ export interface Services {
   hashes: PasswordHashGate;
   limits: RateLimits;
   messages: MessageService;
+  /** Change marks of reads: HTTP ETags, MCP ifChangedSince (docs/api.md, "Change marks and ETags"). */
+  changeMarks: ChangeMarks;
   sending: SendService;
   attachments: AttachmentService;
   inbound: InboundStore;
@@ -195,6 +198,7 @@ export function createServices(deps: CoreDeps): Services {
     hashes,
     limits,
     messages,
+    changeMarks: new ChangeMarks(db),
     sending,
     attachments,
     inbound,

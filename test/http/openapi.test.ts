@@ -67,7 +67,19 @@ describe('GET /api/openapi.json', () => {
   it('names the server, and answers every error with the envelope whose data is null', () => {
     expect(doc.servers).toEqual([{ url: '/', description: 'This server' }]);
     for (const [name, response] of Object.entries(doc.components.responses) as [string, any][]) {
-      expect(response.content['application/json'].schema, name).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+      // 304 has no body at all (docs/api.md, "Change marks and ETags").
+      if (name === 'NotModified') expect(response.content).toBeUndefined();
+      else
+        expect(response.content['application/json'].schema, name).toEqual({
+          $ref: '#/components/schemas/ErrorEnvelope',
+        });
+    }
+    // Reads with a change mark document If-None-Match, the ETag header and the 304.
+    for (const path of ['/api/messages', '/api/messages/{messageId}', '/api/threads/{threadId}']) {
+      const op = doc.paths[path].get;
+      expect(op.parameters, path).toContainEqual({ $ref: '#/components/parameters/IfNoneMatch' });
+      expect(op.responses['304'], path).toEqual({ $ref: '#/components/responses/NotModified' });
+      expect(op.responses['200'].headers.ETag, path).toEqual({ $ref: '#/components/headers/ETag' });
     }
     expect(doc.components.schemas.ErrorEnvelope.properties.data).toEqual({ type: 'null' });
     expect(doc.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header' });

@@ -28,18 +28,24 @@ afterAll(async () => {
 });
 
 const http = (token: string) => server.api(token);
+/** list_messages adds its change mark to the HTTP page (docs/api.md, "Change marks and ETags"). */
+const page = <T extends { changeMark?: string; unchanged?: boolean }>({ changeMark, unchanged, ...rest }: T) => {
+  expect(changeMark).toMatch(/^cm1\./);
+  expect(unchanged).toBe(false);
+  return rest;
+};
 
 describe('list_messages', () => {
   it('equals GET /api/messages page by page, mailbox token without mailboxAddress', async () => {
     for (let i = 0; i < 3; i++) await seedMessage(server, t.A1, { subject: `List ${i}` });
     const first = await ok(a1, 'list_messages', { limit: 2 });
-    expect(first).toEqual((await http(t.A1.token).get('/api/messages?limit=2')).body.data);
+    expect(page(first)).toEqual((await http(t.A1.token).get('/api/messages?limit=2')).body.data);
     expect(first.items).toHaveLength(2);
     const second = await ok(a1, 'list_messages', { limit: 2, cursor: first.nextCursor });
-    expect(second).toEqual(
+    expect(page(second)).toEqual(
       (await http(t.A1.token).get(`/api/messages?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).body.data,
     );
-    expect(await ok(a1, 'list_messages', { direction: 'outbound' })).toEqual(
+    expect(page(await ok(a1, 'list_messages', { direction: 'outbound' }))).toEqual(
       (await http(t.A1.token).get('/api/messages?direction=outbound')).body.data,
     );
   });
@@ -47,8 +53,8 @@ describe('list_messages', () => {
   it('a domain token must name the mailbox (400), and may name any of its domain (equal to HTTP)', async () => {
     sameError(await http(t.X.token).get('/api/messages'), await fails(dx, 'list_messages', {}));
     expect((await fails(dx, 'list_messages', {})).code).toBe(400);
-    const page = await ok(dx, 'list_messages', { mailboxAddress: t.A1.address });
-    expect(page).toEqual((await http(t.X.token).get(`/api/messages?mailboxAddress=${t.A1.address}`)).body.data);
+    const listed = await ok(dx, 'list_messages', { mailboxAddress: t.A1.address });
+    expect(page(listed)).toEqual((await http(t.X.token).get(`/api/messages?mailboxAddress=${t.A1.address}`)).body.data);
   });
 
   it.each([

@@ -14,6 +14,7 @@ import { RawResponse } from './route.js';
 import { assertIdentityCoding } from './body-coding.js';
 import { clientAddressResolver } from '../shared/client-address.js';
 import { accessLog } from './access-log.js';
+import { answerFromChangeMark } from './etag.js';
 
 export interface HttpAppOptions {
   /** Mount the /api routes (api role); false serves only health, readiness and metrics. */
@@ -138,6 +139,10 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     const body =
       spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
     const principal = ctx.state.principal as Principal;
+    if (spec.changeMark) {
+      const mark = await services.changeMarks.of(principal, spec.changeMark, query?.mailboxAddress, ctx.url);
+      if (answerFromChangeMark(ctx, mark)) return;
+    }
     const data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
     if (spec.noStore) ctx.set('Cache-Control', 'no-store');
     ctx.status = spec.status;

@@ -5,7 +5,9 @@ import { ERROR_RESPONSES, TAGS, envelopeOf, errorResponsesOf, pascal } from './o
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
 
-const ref = (kind: 'schemas' | 'responses' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
 
 export interface OpenApiOptions {
   /** PUBLIC_BASE_URL: the `servers` entry; without it the document points at the server it came from. */
@@ -45,12 +47,15 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
       }
     }
     if (r.idempotent) parameters.push(ref('parameters', 'IdempotencyKey'));
+    if (r.changeMark) parameters.push(ref('parameters', 'IfNoneMatch'));
     schemas[`${stem}Data`] = jsonSchema(r.response, 'output');
     const responses: Record<string, unknown> = {
       [String(r.status)]: {
         description: 'Success',
         content: { 'application/json': { schema: envelopeOf(ref('schemas', `${stem}Data`)) } },
+        ...(r.changeMark ? { headers: { ETag: ref('headers', 'ETag') } } : {}),
       },
+      ...(r.changeMark ? { '304': ref('responses', 'NotModified') } : {}),
     };
     for (const name of errorResponsesOf(r)) responses[String(ERROR_RESPONSES[name]!.status)] = ref('responses', name);
     responses.default = ref('responses', 'Error');
@@ -87,6 +92,10 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
   const errorContent = { 'application/json': { schema: ref('schemas', 'ErrorEnvelope') } };
   const responses: Record<string, unknown> = {
     Error: { description: 'Any other error (5xx: "Internal error.").', content: errorContent },
+    NotModified: {
+      description: 'Nothing this read returns changed since the ETag named in If-None-Match; no body.',
+      headers: { ETag: ref('headers', 'ETag') },
+    },
   };
   for (const [name, e] of Object.entries(ERROR_RESPONSES))
     responses[name] = {
@@ -113,7 +122,22 @@ export function buildOpenApi(routes: readonly RouteSpec[], options: OpenApiOptio
     tags: TAGS.map(({ name, description }) => ({ name, description })),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      headers: {
+        ETag: {
+          description:
+            'Weak ETag from the mailbox change mark (docs/api.md, "Change marks and ETags"); send it back in ' +
+            'If-None-Match to get 304 while nothing changed.',
+          schema: { type: 'string' },
+        },
+      },
       parameters: {
+        IfNoneMatch: {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: 'The ETag of an earlier answer to the same request: 304 without a body while it is current.',
+          schema: { type: 'string' },
+        },
         IdempotencyKey: {
           name: 'Idempotency-Key',
           in: 'header',

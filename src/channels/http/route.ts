@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Principal } from '../../core/auth/principal.js';
 import type { Scope, TokenKind } from '../../core/tokens/scopes.js';
 import type { Services } from '../../core/services.js';
+import type { MarkedRead } from '../../core/messages/change-mark.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -43,6 +44,12 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   status: 200 | 201 | 202;
   /** Honours the `Idempotency-Key` header (documented as such in OpenAPI). */
   idempotent?: boolean;
+  /**
+   * A GET whose answer has a change mark (core/messages/change-mark.ts): sent as a weak ETag, and
+   * `If-None-Match` with the current one is 304 before the handler runs. `mailbox`: the mailbox is
+   * resolved like the list; `target`: by id (message, thread). `mailboxAddress` comes from the query.
+   */
+  changeMark?: MarkedRead;
   /** Set `Cache-Control: no-store` (every response carrying a plaintext token). */
   noStore?: boolean;
   handler: (input: RouteInput<P, Q, B>) => Promise<unknown>;

@@ -30,6 +30,7 @@ export const messageRoutes: RouteSpec[] = [
     query: listMessagesInputSchema,
     response: messagePageSchema,
     status: 200,
+    changeMark: 'mailbox',
     handler: ({ principal, query, services }) => services.messages.list(principal, query),
   }),
   route({
@@ -67,6 +68,7 @@ export const messageRoutes: RouteSpec[] = [
     query: mailboxAddressQuerySchema,
     response: messageDetailSchema,
     status: 200,
+    changeMark: 'target',
     handler: ({ principal, params, query, services }) => services.messages.get(principal, { ...params, ...query }),
   }),
   route({
@@ -107,6 +109,7 @@ export const messageRoutes: RouteSpec[] = [
     query: mailboxAddressQuerySchema,
     response: threadViewSchema,
     status: 200,
+    changeMark: 'target',
     handler: ({ principal, params, query, services }) =>
       services.messages.getThread(principal, { ...params, ...query }),
   }),

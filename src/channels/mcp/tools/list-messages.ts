@@ -1,8 +1,16 @@
+import { z } from 'zod';
 import { listMessagesInputSchema, messagePageSchema } from '../../../core/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 
-/** GET /api/messages. */
+const listOutputSchema = messagePageSchema
+  .extend({
+    changeMark: z.string(),
+    unchanged: z.boolean(),
+  })
+  .partial({ items: true, nextCursor: true, totalCount: true });
+
+/** GET /api/messages (with its ETag as changeMark / ifChangedSince). */
 export const listMessagesTool = defineTool({
   name: 'list_messages',
   title: 'List messages',
@@ -10,7 +18,9 @@ export const listMessagesTool = defineTool({
     'List the messages of one mailbox, newest first, one page at a time. Each item is a summary without bodies ' +
     '(call get_message for the body). Page size is limit, 1..200 (default 100). When nextCursor is not null, call again ' +
     'with cursor set to it for the next (older) page; null means there are no more. totalCount is the number of live ' +
-    'messages in the mailbox (for that direction when given). Deleted messages are never listed. Needs the MailboxRead scope. ' +
+    'messages in the mailbox (for that direction when given). Deleted messages are never listed. Every answer carries ' +
+    'changeMark; polling with ifChangedSince set to it (and the same other arguments) answers { unchanged: true, ' +
+    'changeMark } without items when nothing in the mailbox changed, which is cheap. Needs the MailboxRead scope. ' +
     ERRORS_NOTE,
   input: describeFields(listMessagesInputSchema, {
     mailboxAddress: MAILBOX_ADDRESS_ACTING,
@@ -18,8 +28,20 @@ export const listMessagesTool = defineTool({
     cursor:
       'nextCursor of the previous page, unchanged. Omit for the first page. A cursor only works with the same mailbox and direction.',
     direction: '"inbound" (received mail) or "outbound" (mail this mailbox sent). Omit for both.',
+  }).extend({
+    ifChangedSince: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('Optional. changeMark of an earlier list_messages call with the same arguments: unchanged → no items.'),
   }),
-  output: messagePageSchema,
+  output: listOutputSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
-  run: (input, { principal, services }) => services.messages.list(principal, input),
+  run: async ({ ifChangedSince, ...input }, { principal, services }) => {
+    const { mailboxAddress, limit, cursor, direction, approval } = input;
+    const request = `list_messages ${JSON.stringify([mailboxAddress, limit, cursor, direction, approval])}`;
+    const changeMark = await services.changeMarks.of(principal, 'mailbox', mailboxAddress, request);
+    if (ifChangedSince === changeMark) return { changeMark, unchanged: true };
+    return { ...(await services.messages.list(principal, input)), changeMark, unchanged: false };
+  },
 });
