@@ -69,11 +69,14 @@ bench: build services
 	node dist/bench/extraction/run.js
 	node dist/bench/memory/run.js
 
-## make lint: type-check src, test, bench and operator; the formatter's check.
+## make lint: type-check src, test, bench and operator; ESLint; the import rules of ARCHITECTURE.md
+## (dependency-cruiser, .dependency-cruiser.cjs); the formatter's check.
 lint: install
 	tsc -p tsconfig.check.json
 	tsc -p web/tsconfig.json
 	tsc -p clients/typescript/tsconfig.json
+	eslint --max-warnings 0 .
+	depcruise src operator bench test --config .dependency-cruiser.cjs --output-type err
 	prettier --check --log-level warn .
 
 ## make format: rewrite every file the formatter owns.

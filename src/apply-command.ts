@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from './config/config.js';
 import type { Logger } from './core/logger.js';
 import { createPinoLogger } from './logging/pino-logger.js';
-import { startRuntime } from './main.js';
+import { startRuntime } from './runtime/runtime.js';
 import { formatManifestError, loadManifests } from './core/resources/manifest-loader.js';
 import { writeSecretManifest } from './core/resources/file-secret-store.js';
 import { createReconciler, fileStores } from './core/resources/resource-runtime.js';

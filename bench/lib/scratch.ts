@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { upsertDomain } from '../../src/core/domains/domain.store.js';
 import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';

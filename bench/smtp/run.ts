@@ -63,10 +63,7 @@ async function main(): Promise<void> {
       const pf = await startPostfix(
         pfDir,
         PORTS.postfix,
-        (() => {
-          const c = selfSignedCertificate('postfix.bench.test');
-          return { cert: c.certPem, key: c.keyPem };
-        })(),
+        await selfSignedCertificate('postfix.bench.test').then((c) => ({ cert: c.certPem, key: c.keyPem })),
       );
       stops.push(pf.stop);
       children.push(await startSmtpSink(PORTS.sink));

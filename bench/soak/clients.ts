@@ -1,5 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
-import { EVENT_TYPES, type MailboxEvent } from '../../src/core/events/event-log.js';
+import { EVENT_TYPES, type MailboxEvent } from '../../src/types/mailbox-event.js';
 
 // One real-time client process of the soak (forked with IPC): its share of socket.io-client
 // connections, each following one mailbox from `subscription.ready` on. It keeps, per socket,

@@ -1,6 +1,6 @@
 import { API_VERSION } from '../../src/core/resources/manifest.schema.js';
 
-/** CONTRACT, Names: group `mailbox-service.dev`, version `v1alpha1`, namespaced kinds Domain and Mailbox. */
+/** docs/contract.md, Names: group `mailbox-service.dev`, version `v1alpha1`, namespaced kinds Domain and Mailbox. */
 export const GROUP = 'mailbox-service.dev';
 export const VERSION = 'v1alpha1';
 export { API_VERSION };

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { listen } from '../../src/main.js';
+import { listen } from '../../src/channels/shared/listen.js';
 import { registry } from '../../src/telemetry/metric-registry.js';
 
 /**

@@ -11,7 +11,7 @@ import {
 import type { ReconcileResult } from '../../src/core/resources/ports.js';
 import type { ResourceReconciler } from '../../src/core/resources/reconciler.js';
 import { createReconciler } from '../../src/core/resources/resource-runtime.js';
-import { startRuntime, type Runtime } from '../../src/main.js';
+import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { currentTraceId } from '../../src/telemetry/tracing.js';
 import { DkimSecrets } from './dkim-secret.js';
 import { EventRecorder } from './events.js';

@@ -141,7 +141,7 @@ async function run(
   body: (services: Services, session: OperatorSession) => Promise<unknown>,
 ): Promise<void> {
   const config = loadConfig();
-  const { startRuntime } = await import('../main.js');
+  const { startRuntime } = await import('../runtime/runtime.js');
   const { createPinoLogger } = await import('../logging/pino-logger.js');
   const { OperatorSession } = await import('../core/admin/operator-session.js');
   // No listener, no resource directory: the command touches only what it names.

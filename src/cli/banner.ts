@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/config.js';
-import type { Role, Runtime } from '../main.js';
+import type { Role, Runtime } from '../runtime/runtime.js';
 
 /**
  * What a person who just typed `make run` needs next: where the console, the API reference, MCP

@@ -17,7 +17,7 @@ program
   .option('--roles <list>', 'comma list of roles: api, smtp, realtime, worker')
   .action(async (opts: { roles?: string }) => {
     // Loaded by the command that needs them, so `mailbox --help` answers at once.
-    const { parseRoles, startRuntime } = await import('../main.js');
+    const { parseRoles, startRuntime } = await import('../runtime/runtime.js');
     const { startTracing, stopTracing } = await import('../telemetry/tracing.js');
     const { startupBanner } = await import('./banner.js');
     const config = loadConfig();

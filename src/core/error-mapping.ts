@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from './errors.js';
 import { validationError } from './validation.js';
-import { isStorageUnavailable } from '../storage/errors.js';
+import { BlobTooLargeError, isStorageUnavailable } from '../storage/errors.js';
 
 /** What HTTP libraries (body parser, router) attach to the errors they throw (http-errors). */
 interface StatusError {
@@ -18,7 +18,7 @@ interface StatusError {
  * - an AppError is itself;
  * - a zod validation problem is the 400 of its field (core/validation.ts);
  * - an unreachable database (storage/errors.ts, following `cause`) is UNAVAILABLE (503 /
- *   451 4.3.0), so the client retries;
+ *   451 4.3.0), so the client retries; a blob store's BlobTooLargeError is PAYLOAD_TOO_LARGE;
  * - an error a parsing library threw with an HTTP status (http-errors: bad JSON, too large,
  *   wrong media type, wrong method) is the catalog entry of that status;
  * - anything else (a bug, a string thrown) is INTERNAL (500 / 451 4.3.0): its message and stack
@@ -29,6 +29,7 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof z.ZodError) return validationError(err, 'input');
   if (isStorageUnavailable(err)) return new AppError('UNAVAILABLE', undefined, { cause: err });
+  if (err instanceof BlobTooLargeError) return new AppError('PAYLOAD_TOO_LARGE');
   const fromLibrary = statusError(err);
   return fromLibrary ?? new AppError('INTERNAL', undefined, { cause: err });
 }

@@ -17,7 +17,7 @@ import { AuthThrottle } from './auth/auth-throttle.js';
 import { PasswordHashGate } from './auth/password-hash-gate.js';
 import { RateLimits } from './ratelimit/rate-limits.js';
 import { deriveKey } from './keys/server-key.js';
-import type { EventBus } from './events/event-bus.js';
+import type { EventBus } from '../storage/event-bus.js';
 import { MessageService } from './messages/message.service.js';
 import { SendService } from './delivery/sending/send.service.js';
 import { AttachmentService } from './attachments/attachment.service.js';

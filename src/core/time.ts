@@ -1,4 +1,4 @@
-/** Wire timestamps: integer Unix milliseconds, null when it has not happened (CONTRACT). */
+/** Wire timestamps: integer Unix milliseconds, null when it has not happened (docs/contract.md). */
 export const toTs = (d: Date | string | null | undefined): number | null =>
   d === null || d === undefined ? null : new Date(d).getTime();
 

@@ -17,7 +17,7 @@ export interface PinoLoggerOptions {
  * The core's Logger port implemented with pino: one JSON object per line
  * (`{ level, ts, event, tid?, ...fields }`, the shape log collectors already parse) when the output
  * is a pipe or a file, pino-pretty's coloured lines when a person watches a terminal. The core never
- * imports this file; main.ts passes the Logger in.
+ * imports this file; the runtime (src/runtime/runtime.ts) passes the Logger in.
  */
 export function createPinoLogger(level: LogLevel, options: PinoLoggerOptions = {}): Logger {
   const fd = options.fd ?? 1;

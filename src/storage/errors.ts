@@ -55,3 +55,14 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   if (e?.code !== '23505') return false;
   return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(constraint);
 }
+
+/**
+ * A blob store's refusal of bytes past the `maxBytes` given to `put`. The core turns it into
+ * PAYLOAD_TOO_LARGE (core/error-mapping.ts); storage knows no catalog.
+ */
+export class BlobTooLargeError extends Error {
+  constructor(maxBytes: number) {
+    super(`blob larger than ${maxBytes} bytes`);
+    this.name = 'BlobTooLargeError';
+  }
+}

@@ -1,9 +1,7 @@
-import type Koa from 'koa';
 import { Counter, Gauge } from 'prom-client';
-import type { Services } from '../core/services.js';
-import { sql, ms, num } from '../storage/database.js';
-import { toAppError } from '../core/error-mapping.js';
-import { httpDuration, httpRequests, registry } from './metric-registry.js';
+import { sql, ms, num, type Database } from '../storage/database.js';
+import type { EventBus } from '../storage/event-bus.js';
+import { registry } from './metric-registry.js';
 
 // Gauges computed when /metrics is scraped, from the database every replica shares: they are
 // cluster-wide values (every replica reports the same; aggregate with max(), not sum()).
@@ -29,38 +27,25 @@ const collectErrors = new Counter({
   registers: [registry],
 });
 
-/** Bounded label values: a client cannot grow the series count with made-up methods or paths. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const SCRAPE_QUERY_TIMEOUT_MS = 2_000;
 
+/** What the database gauges read: the shared database, the clock, the live event feed. */
+export interface MetricSources {
+  db: Database;
+  clock: { now(): Date };
+  bus: EventBus;
+}
+
 /**
- * Prometheus metrics for one HTTP server: request count and latency per route template (the
- * router's pattern, `unmatched` otherwise, so ids in paths never become labels), and the render
- * of GET /metrics, which first refreshes the database gauges (queue depth and age, event-log lag).
+ * The render of GET /metrics, which first refreshes the database gauges (queue depth and age,
+ * event-log lag). Request count and latency are fed by the HTTP channel (channels/http/request-metrics.ts).
  */
-export function createMetrics(services: Services): { middleware: Koa.Middleware; render(): Promise<string> } {
+export function createMetrics(services: MetricSources): { render(): Promise<string> } {
   // The newest event this process heard announced; starts at the log's head (first scrape).
   let newestAnnouncedMs: number | null = null;
   services.bus.subscribe((event) => {
     newestAnnouncedMs = Math.max(newestAnnouncedMs ?? 0, event.occurredAtTs);
   });
-
-  const middleware: Koa.Middleware = async (ctx, next) => {
-    const started = process.hrtime.bigint();
-    let status: number | undefined;
-    try {
-      await next();
-    } catch (err) {
-      // The envelope (outside) turns this into the response; record the status it will send.
-      status = toAppError(err).status;
-      throw err;
-    } finally {
-      const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
-      const method = METHODS.has(ctx.method) ? ctx.method : 'OTHER';
-      httpRequests.inc({ route, method, status: String(status ?? ctx.status) });
-      httpDuration.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
-    }
-  };
 
   async function refreshDatabaseGauges(): Promise<void> {
     const now = services.clock.now();
@@ -81,7 +66,6 @@ export function createMetrics(services: Services): { middleware: Koa.Middleware;
   }
 
   return {
-    middleware,
     async render() {
       let timer: NodeJS.Timeout | undefined;
       try {

@@ -1,4 +1,13 @@
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  type Context,
+  type Span,
+  type SpanOptions,
+} from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
@@ -49,8 +58,26 @@ export function withServerSpan<T>(
   headers: Record<string, unknown>,
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
-  const parent = propagation.extract(context.active(), headers);
-  return tracer().startActiveSpan(name, { kind: SpanKind.SERVER }, parent, async (span) => {
+  return inSpan(name, { kind: SpanKind.SERVER }, propagation.extract(context.active(), headers), fn);
+}
+
+/**
+ * Runs one queued job in a consumer span that continues `traceparent` (stored with the job when
+ * it was queued), so the delivery shares the trace of the request that caused it.
+ */
+export function withConsumerSpan<T>(
+  name: string,
+  traceparent: string | null,
+  attributes: Record<string, string | number>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const parent = traceparent ? propagation.extract(context.active(), { traceparent }) : context.active();
+  return inSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent, () => fn());
+}
+
+/** The active span around `fn`, marked as failed when `fn` throws, ended either way. */
+function inSpan<T>(name: string, options: SpanOptions, parent: Context, fn: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, options, parent, async (span) => {
     try {
       return await fn(span);
     } catch (err) {

@@ -66,7 +66,7 @@ async function byId(token: string, victim: MailboxFixture, ownAddress: string): 
   return out;
 }
 
-/** Bulk calls answer 200 per CONTRACT; a foreign id must land in failedItems as a 404. */
+/** Bulk calls answer 200 per docs/contract.md; a foreign id must land in failedItems as a 404. */
 async function bulk(token: string, victim: MailboxFixture, own: { mailboxAddress?: string }) {
   const api = server.api(token);
   const ids = [seeded.get(victim.mailboxId)!.messageId];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { ENGINE, startTestServer, type TestServer } from '../support/harness.js';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { rowsOf, sendBody, twoMailboxes, waitFor } from './helpers.js';
 import { OutboxWorker } from '../../src/core/delivery/outbound/outbox-worker.js';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { ENGINE } from '../support/harness.js';
 import { RedisEventBus } from '../../src/storage/redis/redis-event-bus.js';
-import { InProcessEventBus } from '../../src/core/events/event-bus.js';
-import type { MailboxEvent } from '../../src/core/events/event-log.js';
+import { InProcessEventBus } from '../../src/storage/event-bus.js';
+import type { MailboxEvent } from '../../src/types/mailbox-event.js';
 import { privateRedis, type PrivateRedis } from '../support/processes.js';
 
 // The Redis bus between two "processes" (two connections): delivery, isolation of the channel,

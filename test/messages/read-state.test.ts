@@ -9,7 +9,7 @@ import {
   type Seeded,
   type Tenants,
 } from '../support/seed-messages.js';
-import type { MailboxEvent } from '../../src/core/events/event-log.js';
+import type { MailboxEvent } from '../../src/types/mailbox-event.js';
 
 let server: TestServer;
 let t: Tenants;

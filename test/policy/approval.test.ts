@@ -5,7 +5,7 @@ import { ManualClock } from '../support/tenants.js';
 import { rowsOf, sendBody, twoMailboxes, waitFor } from '../delivery/helpers.js';
 import { call, fails, mcpClient, ok, textOf } from '../mcp/helpers.js';
 
-// The approval gate (CONTRACT "Outbound policy"; docs/api.md "Approval gate") end to end on one
+// The approval gate (docs/contract.md "Outbound policy"; docs/api.md "Approval gate") end to end on one
 // server with the worker: held → listed → approved (delivered once) / rejected / expired.
 
 let server: TestServer;

@@ -8,7 +8,7 @@ import { rfc5322 } from '../smtp/smtp-wire.js';
 import { fails, mcpClient } from '../mcp/helpers.js';
 import { composeMessage } from '../../src/core/mail/compose.js';
 
-// The loop guard (CONTRACT "Outbound policy"; RFC 3834): agent mail is marked auto-generated, and a
+// The loop guard (docs/contract.md "Outbound policy"; RFC 3834): agent mail is marked auto-generated, and a
 // reply to an automatic answer or bulk mail is refused on every channel that replies.
 
 let server: TestServer;

@@ -1,6 +1,6 @@
 import { io, type Socket } from 'socket.io-client';
-import type { MailboxEvent } from '../../src/core/events/event-log.js';
-import { EVENT_TYPES } from '../../src/core/events/event-log.js';
+import type { MailboxEvent } from '../../src/types/mailbox-event.js';
+import { EVENT_TYPES } from '../../src/types/mailbox-event.js';
 
 export const HUB_PATH = '/hubs/mailbox-events';
 

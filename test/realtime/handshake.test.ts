@@ -6,7 +6,7 @@ import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
 import { MAILBOX_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';
 import { connect, refusal, Recorder, subscribe } from './client.js';
 
-// Every way into /hubs/mailbox-events and every way to be refused (CONTRACT, Real-time; spec,
+// Every way into /hubs/mailbox-events and every way to be refused (docs/contract.md, Real-time; spec,
 // token table). PGlite runs the in-process bus, PostgreSQL runs with Redis (bus and adapter).
 let server: TestServer;
 let t: Tenants;
@@ -197,7 +197,7 @@ describe('handshake: refused with connect_error { code, errMsg }', () => {
 });
 
 // A real outage (no patched storage), as in test/smtp/submission-limits.test.ts. PostgreSQL only:
-// PGlite lives inside the process. CONTRACT: a storage outage is connect_error {code: 503}.
+// PGlite lives inside the process. docs/contract.md: a storage outage is connect_error {code: 503}.
 describe.runIf(ENGINE === 'postgres')('handshake during a storage outage', () => {
   it('is connect_error { code: 503, errorCode: UNAVAILABLE }, and connects again once it is back', async () => {
     // A token never used, so no auth cache holds it and the handshake has to read the database.

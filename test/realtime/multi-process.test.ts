@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, createScratchDatabase, ENGINE } from '../support/harness.js';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { upsertDomain } from '../../src/core/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';

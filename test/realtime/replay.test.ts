@@ -36,7 +36,7 @@ const fresh = async (local: string) =>
   server.createMailbox(t.X.token, `${local}-${Math.random().toString(36).slice(2, 8)}@${t.X.name}`);
 
 describe('live events', () => {
-  it('emits each change with its CONTRACT name and payload, only to its own mailbox', async () => {
+  it('emits each change with its docs/contract.md name and payload, only to its own mailbox', async () => {
     const a1 = track(await subscribe(server.url, { auth: { token: t.A1.token } }));
     const a2 = track(await subscribe(server.url, { auth: { token: t.A2.token } }));
     const msg = await seedMessage(server, t.A1);

@@ -24,7 +24,6 @@ import {
   matrixRows,
   type Expected,
   type Guarded,
-  type Row,
   type TenantAnswers,
 } from '../support/authz-matrix.js';
 import {

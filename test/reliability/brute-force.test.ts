@@ -9,10 +9,10 @@ import { createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, type ServiceProcess } from '../support/processes.js';
 import { SmtpWire, rfc5322 } from '../smtp/smtp-wire.js';
 import { connect } from '../realtime/client.js';
-import { boundClient, percentile, type BoundClient } from './support/client-address.js';
+import { boundClient, percentile } from './support/client-address.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 
-// Issues 6 and 11, "Brute force" under shared addresses (CONTRACT, "Authentication under shared
+// Issues 6 and 11, "Brute force" under shared addresses (docs/contract.md, "Authentication under shared
 // addresses"): from one client address (127.0.0.1), 1 000 wrong bearer tokens over HTTP
 // (well-formed, valid checksum: each would cost a database lookup) and 1 000 SMTP AUTH attempts,
 // against a real service process with the default AUTH_FAILURES_PER_15M. The attacker's failures
@@ -122,7 +122,7 @@ function secondClient(proc: ServiceProcess) {
 /**
  * The attacker's own address (127.0.0.1) with a good token, on all four channels in a loop while
  * the attack runs: HTTP reads, an MCP SDK session calling list_messages, Socket.IO connects, SMTP
- * AUTH + a submission. Every one must succeed (CONTRACT: a valid credential always passes).
+ * AUTH + a submission. Every one must succeed (docs/contract.md: a valid credential always passes).
  */
 function sameAddressGoodToken(proc: ServiceProcess) {
   const failures: string[] = [];

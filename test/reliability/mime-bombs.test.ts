@@ -27,7 +27,6 @@ const CPU_AMPLIFICATION_LIMIT = 2;
 /** The least CPU limit, for bombs much smaller than the baseline message. */
 const CPU_FLOOR_MS = 1_000;
 const RSS_LIMIT_MB = 256;
-const MiB = 1024 * 1024;
 /** SMTP_MAX_MESSAGE_BYTES (the default, 35 MiB): the near-limit bomb stays just under it. */
 const MAX_MESSAGE_BYTES = 36_700_160;
 
@@ -88,7 +87,6 @@ function* base64Body(totalChars: number, lineChars: number): Generator<string> {
 }
 
 const multipart = (b: string) => [`Content-Type: multipart/mixed; boundary="${b}"`];
-const none = (): string[] => [];
 
 const bombs: Bomb[] = [
   {
@@ -266,7 +264,7 @@ async function fire(listener: Listener, bomb: Bomb) {
   const probe = apiProbe(proc.url, alice.token);
   const wire = await SmtpWire.connect(listener === 'submission' ? proc.ports.submission : proc.ports.mx);
   let reply: string;
-  let sentBytes = 0;
+  let sentBytes: number;
   try {
     if (listener === 'submission')
       await wire.login(alice.address, alice.token).then((r) => expect(r.last).toMatch(/^235 /));

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { apiClient, createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, Supervisor, type ServiceProcess } from '../support/processes.js';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime, type Runtime } from '../../src/main.js';
+import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { FULL, scale } from './support/scale.js';

@@ -11,7 +11,7 @@ import {
   type ServiceProcess,
 } from '../support/processes.js';
 import { Recorder, subscribe } from '../realtime/client.js';
-import { EVENT_TYPES } from '../../src/core/events/event-log.js';
+import { EVENT_TYPES } from '../../src/types/mailbox-event.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
 

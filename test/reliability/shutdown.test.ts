@@ -9,7 +9,7 @@ import { apiClient, createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, type ServiceProcess } from '../support/processes.js';
 import { SmtpWire, rfc5322, type Reply } from '../smtp/smtp-wire.js';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';

@@ -11,7 +11,7 @@ import { seedDomain, serviceProcess, Supervisor, type ServiceProcess } from '../
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { rfc5322 } from '../smtp/smtp-wire.js';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime, type Runtime } from '../../src/main.js';
+import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { webhookLeaseMs } from '../../src/core/webhooks/webhook-worker.js';
 import { recordFigure, zeroFigure } from './support/figures.js';

@@ -101,7 +101,7 @@ describe('the resources directory', () => {
     expect(statSync(path.dirname(secretPath('x'))).mode & 0o777).toBe(0o700);
     const domainSecret = secret('example-test-domain-token');
     expect(Object.keys(domainSecret).sort()).toEqual(['accessToken', 'expiresAtTs', 'tokenId']);
-    // CONTRACT: file secrets carry …Ts as integer milliseconds (Kubernetes Secrets stay strings).
+    // docs/contract.md: file secrets carry …Ts as integer milliseconds (Kubernetes Secrets stay strings).
     expect(Number.isInteger(domainSecret.expiresAtTs)).toBe(true);
     expect(domainSecret.expiresAtTs).toBeGreaterThan(Date.now());
     expect(Number.isInteger(secret('agent-mailbox-token').expiresAtTs)).toBe(true);

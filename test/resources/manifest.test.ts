@@ -17,7 +17,7 @@ const tempDir = () => {
 };
 
 describe('resources/example.yaml', () => {
-  it('declares the quick-start Domain, password Secret and Mailbox, with CONTRACT defaults', async () => {
+  it('declares the quick-start Domain, password Secret and Mailbox, with docs/contract.md defaults', async () => {
     const set = await loadManifests('resources/example.yaml');
     expect(set.errors).toEqual([]);
     expect(set.complete).toBe(true);

@@ -8,7 +8,7 @@ import { rfc5322 } from './smtp-wire.js';
 import { mxPort, startSmtpTestServer } from './world.js';
 import { deliverToMx, dkimKey, mxRefusal } from './mx-peer.js';
 
-// CONTRACT, "Sender integrity and inbound trust", port 25: our Authentication-Results on top of
+// docs/contract.md, "Sender integrity and inbound trust", port 25: our Authentication-Results on top of
 // the stored raw message, arriving ones with our authserv-id removed; From in a hosted domain
 // refused 550 5.7.1 unless signed by that domain's key (ours); origin, authenticated and
 // authentication on messages, over HTTP and in events.

@@ -63,7 +63,7 @@ describe('inbound MX', () => {
     });
     expect(row.auth_results.headers).toMatch(/Authentication-Results: mail\.test;/);
     const rawText = (await server.runtime.services.blobs.get(row.raw_blob_key)).toString();
-    // CONTRACT: our Authentication-Results (authserv-id = SMTP_HOSTNAME) on top, with the trace fields.
+    // docs/contract.md: our Authentication-Results (authserv-id = SMTP_HOSTNAME) on top, with the trace fields.
     expect(rawText).toMatch(
       /^Authentication-Results: mail\.test;[^]*?\r\nReceived: from peer\.sender\.example \(\[127\.0\.0\.1\]\)\r\n\tby mail\.test with ESMTPS id /,
     );

@@ -5,7 +5,7 @@ import { prepareForTransfer } from '../../src/core/mail/raw-headers.js';
 import { rfc5322, type SmtpWire } from './smtp-wire.js';
 import { addAlias, loggedInWire, startSmtpTestServer } from './world.js';
 
-// CONTRACT, "Sender integrity and inbound trust": submission (587) refuses with 550 5.7.1 more
+// docs/contract.md, "Sender integrity and inbound trust": submission (587) refuses with 550 5.7.1 more
 // than one From field, a From with more than one address or one that does not parse, and a
 // Sender that is not an active identity of the authorised mailbox; Bcc and every Resent-* field
 // are removed before relay.

@@ -132,7 +132,7 @@ describe('submission shares the core limits and never says 250 without a commit'
 
 describe('configurations that would take AUTH in plaintext', () => {
   const base = { MAILBOX_DATA_DIR: '/nonexistent', HOST: '127.0.0.1' };
-  it('refuses SMTP_ALLOW_INSECURE_AUTH on a non-loopback address, STARTTLS switched off, and half a TLS configuration', () => {
+  it('refuses SMTP_ALLOW_INSECURE_AUTH on a non-loopback address, STARTTLS switched off, and half a TLS configuration', async () => {
     const options = { key: 'k', cert: 'c', disabledCommands: [] as string[] };
     expect(() =>
       assertNoPlaintextAuth(options, loadConfig({ ...base, HOST: '0.0.0.0', SMTP_ALLOW_INSECURE_AUTH: 'true' })),
@@ -145,15 +145,15 @@ describe('configurations that would take AUTH in plaintext', () => {
     );
     expect(() => assertNoPlaintextAuth({ disabledCommands: [] }, loadConfig(base))).toThrow(/no TLS certificate/);
     expect(() => assertNoPlaintextAuth(options, loadConfig(base))).not.toThrow();
-    expect(() => loadTlsMaterial(loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem' }), 'mail.test')).toThrow(
-      /must be set together/,
-    );
-    expect(() =>
+    await expect(
+      loadTlsMaterial(loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem' }), 'mail.test'),
+    ).rejects.toThrow(/must be set together/);
+    await expect(
       loadTlsMaterial(
         loadConfig({ ...base, SMTP_TLS_CERT: '/nonexistent/cert.pem', SMTP_TLS_KEY: '/nonexistent/key.pem' }),
         'mail.test',
       ),
-    ).toThrow(/cannot read/);
+    ).rejects.toThrow(/cannot read/);
   });
 
   it('offers AUTH before TLS only with SMTP_ALLOW_INSECURE_AUTH=true on loopback', async () => {

@@ -9,9 +9,11 @@ import { ID_PREFIX, newId } from '../../src/core/ids.js';
 import { FsBlobStore } from '../../src/storage/blobs/fs-blob-store.js';
 import { BLOB_CHUNK_BYTES, PgBlobStore } from '../../src/storage/blobs/pg-blob-store.js';
 import type { BlobStore } from '../../src/storage/blobs/blob-store.js';
+import { BlobTooLargeError } from '../../src/storage/errors.js';
+import { toAppError } from '../../src/core/error-mapping.js';
 
 // Both blob stores (src/storage/blobs) on this project's engine: bytes round-trip across chunk
-// boundaries, a put streams (memory independent of the blob's size), PAYLOAD_TOO_LARGE leaves
+// boundaries, a put streams (memory independent of the blob's size), BlobTooLargeError leaves
 // nothing behind, prependAndMove, and an unfinished PostgreSQL write is listed as incomplete.
 
 const MiB = 1024 * 1024;
@@ -91,11 +93,11 @@ describe.each(['postgres', 'fs'] as const)('%s blob store', (kind) => {
     await store().delete(k);
   });
 
-  it('refuses past maxBytes with PAYLOAD_TOO_LARGE and leaves nothing behind', async () => {
+  it('refuses past maxBytes with BlobTooLargeError (PAYLOAD_TOO_LARGE in the core) and leaves nothing behind', async () => {
     const k = key();
-    await expect(store().put(k, source(3 * BLOB_CHUNK_BYTES), 2 * BLOB_CHUNK_BYTES + 10)).rejects.toMatchObject({
-      code: 'PAYLOAD_TOO_LARGE',
-    });
+    const refused = store().put(k, source(3 * BLOB_CHUNK_BYTES), 2 * BLOB_CHUNK_BYTES + 10);
+    await expect(refused).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(toAppError(await refused.catch((e: unknown) => e)).code).toBe('PAYLOAD_TOO_LARGE');
     await expect(store().get(k)).rejects.toThrow();
     if (kind === 'postgres') {
       expect(await rowsOf(() => server)`select seq from blob_chunk where key = ${k}`).toEqual([]);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/main.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
 import { createLogger } from '../../src/core/logger.js';
 import { createScratchDatabase, ENGINE } from '../support/harness.js';
 import { freePort } from '../support/processes.js';

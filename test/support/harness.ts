@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
-import { startRuntime, type Role, type Runtime } from '../../src/main.js';
+import { startRuntime, type Role, type Runtime } from '../../src/runtime/runtime.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { upsertDomain } from '../../src/core/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/tokens/scopes.js';

@@ -336,7 +336,7 @@ export async function seedDomain(
   name = `rel-${Math.random().toString(36).slice(2, 8)}.test`,
 ): Promise<{ name: string; domainId: string; token: string }> {
   const { loadConfig } = await import('../../src/config/config.js');
-  const { startRuntime } = await import('../../src/main.js');
+  const { startRuntime } = await import('../../src/runtime/runtime.js');
   const { silentLogger } = await import('../../src/core/logger.js');
   const { upsertDomain } = await import('../../src/core/domains/domain.store.js');
   const { DOMAIN_TOKEN_SCOPES } = await import('../../src/core/tokens/scopes.js');

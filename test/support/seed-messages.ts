@@ -1,6 +1,6 @@
 import { sql } from '../../src/storage/database.js';
 import { ID_PREFIX, newId } from '../../src/core/ids.js';
-import type { MailboxEvent } from '../../src/core/events/event-log.js';
+import type { MailboxEvent } from '../../src/types/mailbox-event.js';
 import type { Scope } from '../../src/core/tokens/scopes.js';
 import type { TestServer } from './harness.js';
 

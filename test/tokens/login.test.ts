@@ -4,7 +4,7 @@ import { mintToken, setMailboxPassword } from '../support/tenants.js';
 import { boundClient } from '../reliability/support/client-address.js';
 import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 
-// Password login (spec rules 1–3, CONTRACT): reuse a revealable token covering the default
+// Password login (spec rules 1–3, docs/contract.md): reuse a revealable token covering the default
 // integration scopes, else mint one; wrong password and unknown mailbox are the same 401;
 // repeated failures per (mailbox, client address) are throttled (LOGIN_FAILURES_PER_15M, here 3).
 

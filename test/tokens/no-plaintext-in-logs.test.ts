@@ -4,7 +4,7 @@ import { setMailboxPassword } from '../support/tenants.js';
 import { createLogger } from '../../src/core/logger.js';
 import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
 
-// A plaintext token or password must never reach a log line (CONTRACT: at rest only a hash and,
+// A plaintext token or password must never reach a log line (docs/contract.md: at rest only a hash and,
 // briefly, ciphertext). The server logs at debug level into memory while every flow that
 // handles a plaintext runs; then no line may contain one.
 

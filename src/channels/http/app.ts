@@ -13,6 +13,7 @@ import { buildOpenApi } from './openapi.js';
 import { RawResponse } from './route.js';
 import { assertIdentityCoding } from './body-coding.js';
 import { clientAddressResolver } from '../shared/client-address.js';
+import { bearerToken } from '../shared/bearer-token.js';
 import { accessLog } from './access-log.js';
 import { answerFromChangeMark } from './etag.js';
 
@@ -25,13 +26,6 @@ export interface HttpAppOptions {
   middlewares?: Koa.Middleware[];
   /** Renders GET /metrics (Prometheus text format). */
   metrics?: { render(): Promise<string> };
-}
-
-/** Pulls the bearer token from the Authorization header (never from the URL). */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1] : '';
 }
 
 function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {

@@ -22,6 +22,7 @@ export interface RouteInput<P, Q, B> {
  * the OpenAPI document and the test-side authorization matrix, so a route cannot ship without
  * its schema, its documented scope or its row in the matrix.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- defaults let routes of different shapes share one table
 export interface RouteSpec<P = any, Q = any, B = any> {
   method: HttpMethod;
   /** Koa-router path, e.g. `/api/messages/:messageId`. */

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
-import { bearerToken } from '../http/app.js';
+import { bearerToken } from '../shared/bearer-token.js';
 import { buildMcpServer, buildToolCatalog } from './server.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
 import { createOriginGuard } from './origin-guard.js';
@@ -12,7 +12,7 @@ import { readMcpBody } from './body-limit.js';
 export const MCP_PATH = '/mcp';
 
 /**
- * Bearer auth before any MCP exchange (CONTRACT, MCP): a missing or bad token is an HTTP 401; the
+ * Bearer auth before any MCP exchange (docs/contract.md, MCP): a missing or bad token is an HTTP 401; the
  * envelope middleware renders it like any HTTP error, `WWW-Authenticate` included (RFC 6750 §3).
  * The client address is the one the HTTP app resolved (channels/shared/client-address.ts).
  */

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.js';
 // The same policy as the real-time hub (no Origin or same-origin pass, others only when listed).
-import { OriginPolicy } from '../http/origin-policy.js';
+import { OriginPolicy } from '../shared/origin-policy.js';
 
 const ALLOW_HEADERS =
   'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID, traceparent';

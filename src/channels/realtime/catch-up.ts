@@ -1,5 +1,5 @@
 import type { Socket } from 'socket.io';
-import type { MailboxEvent } from '../../core/events/event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { EventService } from '../../core/events/event.service.js';
 import { eventsEmitted } from '../../telemetry/metric-registry.js';
 import { resyncNotice, type FeedFollower, type MailboxFeed } from './mailbox-feed.js';

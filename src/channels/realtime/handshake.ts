@@ -9,8 +9,8 @@ import type { ClientAddressOf } from '../shared/client-address.js';
 import type { MailboxRef, Principal } from '../../core/auth/principal.js';
 import type { Services } from '../../core/services.js';
 import { eventIdSchema } from '../../core/events/event.schemas.js';
-import type { OriginPolicy } from '../http/origin-policy.js';
-import { bearerToken } from '../http/app.js';
+import type { OriginPolicy } from '../shared/origin-policy.js';
+import { bearerToken } from '../shared/bearer-token.js';
 
 type Handshake = Socket['handshake'];
 

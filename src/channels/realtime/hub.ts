@@ -1,6 +1,6 @@
 import type { Server, Socket } from 'socket.io';
 import type { Services } from '../../core/services.js';
-import type { MailboxEvent } from '../../core/events/event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 import { subscriptionKey } from '../../core/events/event.service.js';
 import { eventsEmitted, socketsConnected } from '../../telemetry/metric-registry.js';
 import { CatchUp, roomOf } from './catch-up.js';

@@ -4,14 +4,14 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import type { Services } from '../../core/services.js';
 import { authorizeHandshake, socketError } from './handshake.js';
 import { RealtimeHub } from './hub.js';
-import { OriginPolicy } from '../http/origin-policy.js';
+import { OriginPolicy } from '../shared/origin-policy.js';
 import { clientAddressResolver } from '../shared/client-address.js';
 
 /** Where the hub lives: Socket.IO's `path`, so clients call `io(baseUrl, { path: REALTIME_PATH, auth })`. */
 export const REALTIME_PATH = '/hubs/mailbox-events';
 
 /**
- * Attaches the Socket.IO hub at /hubs/mailbox-events to the HTTP server (CONTRACT, Real-time).
+ * Attaches the Socket.IO hub at /hubs/mailbox-events to the HTTP server (docs/contract.md, Real-time).
  * This file only wires: the handshake (handshake.ts) turns credentials into a subscriber through
  * the core, the hub (hub.ts) replays and emits.
  */
@@ -31,7 +31,7 @@ export async function startRealtime(services: Services, server: http.Server): Pr
     ...(cors ? { cors } : {}),
   });
 
-  // CONTRACT: REDIS_URL switches the Socket.IO adapter to Redis, so room operations
+  // docs/contract.md: REDIS_URL switches the Socket.IO adapter to Redis, so room operations
   // (fetchSockets, disconnectSockets, server-side emits) span every realtime replica.
   const adapterSub = services.redis?.duplicate({ maxRetriesPerRequest: null }) ?? null;
   if (services.redis && adapterSub) {

@@ -1,5 +1,5 @@
 import type { MailboxRef } from '../../core/auth/principal.js';
-import type { MailboxEvent } from '../../core/events/event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { EventService, ReplayResult } from '../../core/events/event.service.js';
 import type { Logger } from '../../core/logger.js';
 

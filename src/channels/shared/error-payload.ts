@@ -2,7 +2,7 @@ import type { AppError, ErrorCode } from '../../core/errors.js';
 
 /**
  * What a client learns of a catalog error on MCP and Socket.IO, beside the HTTP envelope's same
- * fields (docs/api.md, "Errors"): the HTTP-equivalent status as `code` (CONTRACT), the stable
+ * fields (docs/api.md, "Errors"): the HTTP-equivalent status as `code` (docs/contract.md), the stable
  * catalog key as `errorCode` so an agent can branch on it, the sentence as `errMsg`, and on a 429
  * the whole seconds to wait (HTTP's Retry-After).
  */

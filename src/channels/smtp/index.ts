@@ -1,6 +1,6 @@
 import type { Services } from '../../core/services.js';
 import { smtpHostname } from '../../core/delivery/mail-transport.js';
-import { listen } from '../../main.js';
+import { listen } from '../shared/listen.js';
 import { loadTlsMaterial } from './tls-material.js';
 import { ClientLimits } from './client-limits.js';
 import { createSubmissionServer } from './submission-server.js';
@@ -20,7 +20,7 @@ export interface SmtpListeners {
 export async function startSmtpServers(services: Services): Promise<SmtpListeners> {
   const { config, log } = services;
   const hostname = smtpHostname(config);
-  const tls = loadTlsMaterial(config, hostname);
+  const tls = await loadTlsMaterial(config, hostname);
   const servers: MailboxSmtpServer[] = [];
   const start = async (server: MailboxSmtpServer, port: number, envName: string): Promise<number> => {
     server.on('error', (err: Error) => log.warn('smtp.connection_error', { message: err.message }));

@@ -20,7 +20,7 @@ const pem = (value: string): string =>
  * unreadable file or a key that does not match the certificate stops start-up: falling back
  * silently would leave submission without the TLS its AUTH depends on.
  */
-export function loadTlsMaterial(config: Readonly<Config>, hostname: string): TlsMaterial {
+export async function loadTlsMaterial(config: Readonly<Config>, hostname: string): Promise<TlsMaterial> {
   if (config.SMTP_TLS_CERT || config.SMTP_TLS_KEY) {
     if (!config.SMTP_TLS_CERT || !config.SMTP_TLS_KEY)
       throw new Error('SMTP_TLS_CERT and SMTP_TLS_KEY must be set together');
@@ -30,7 +30,7 @@ export function loadTlsMaterial(config: Readonly<Config>, hostname: string): Tls
       cert = pem(config.SMTP_TLS_CERT);
       key = pem(config.SMTP_TLS_KEY);
     } catch (err) {
-      throw new Error(`cannot read SMTP_TLS_CERT/SMTP_TLS_KEY: ${(err as Error).message}`);
+      throw new Error(`cannot read SMTP_TLS_CERT/SMTP_TLS_KEY: ${(err as Error).message}`, { cause: err });
     }
     assertPair(cert, key, 'SMTP_TLS_CERT/SMTP_TLS_KEY');
     return { cert, key, source: 'configured' };
@@ -39,7 +39,7 @@ export function loadTlsMaterial(config: Readonly<Config>, hostname: string): Tls
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
   if (!existsSync(certFile) || !existsSync(keyFile)) {
-    const made = selfSignedCertificate(hostname);
+    const made = await selfSignedCertificate(hostname);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(keyFile, made.keyPem, { mode: 0o600 });
     writeFileSync(certFile, made.certPem, { mode: 0o644 });
@@ -55,6 +55,6 @@ function assertPair(cert: string, key: string, what: string): void {
     if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)))
       throw new Error('the key does not belong to the certificate');
   } catch (err) {
-    throw new Error(`invalid SMTP TLS material in ${what}: ${(err as Error).message}`);
+    throw new Error(`invalid SMTP TLS material in ${what}: ${(err as Error).message}`, { cause: err });
   }
 }

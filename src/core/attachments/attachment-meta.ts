@@ -11,6 +11,7 @@ export function sanitizeFilename(raw: string | null | undefined): string {
   const last = path.win32.basename(path.posix.basename(raw ?? ''));
   const cleaned = last
     .normalize('NFC')
+    // eslint-disable-next-line no-control-regex -- removing control characters is the point
     .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/["\\/]/g, '_')
     .trim()

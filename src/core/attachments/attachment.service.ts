@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import type { Database } from '../../storage/database.js';
+import { BlobTooLargeError } from '../../storage/errors.js';
+import { toAppError } from '../error-mapping.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import type { Clock } from '../time.js';
 import type { Principal } from '../auth/principal.js';
@@ -54,7 +56,9 @@ export class AttachmentService {
   async stage(file: UploadFile): Promise<StagedUpload> {
     const id = newId(ID_PREFIX.attachment, this.clock.now().getTime());
     const blobKey = `att/${id}`;
-    const { sizeBytes, sha256 } = await this.blobs.put(blobKey, file.content, this.options.maxBytes);
+    const { sizeBytes, sha256 } = await this.blobs.put(blobKey, file.content, this.options.maxBytes).catch((err) => {
+      throw err instanceof BlobTooLargeError ? toAppError(err) : err;
+    });
     return {
       id,
       blobKey,

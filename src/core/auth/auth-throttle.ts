@@ -17,7 +17,7 @@ export const AUTH_FAILURE_WINDOW_SECONDS = 900;
  * RFC 4954 §6).
  *
  * Only failures are refused: a valid credential is never refused because of the address it comes
- * from (CONTRACT, "Authentication under shared addresses"), so one stale agent behind a NAT
+ * from (docs/contract.md, "Authentication under shared addresses"), so one stale agent behind a NAT
  * cannot lock out everyone behind it. What keeps an attacker's cost bounded is elsewhere: the
  * token lookups an address can cause go through one lane per address (TokenLookupLanes), and
  * password hashes through the hash gate (PasswordHashGate).

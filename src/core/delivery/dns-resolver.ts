@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 
 /** `resolve(name, rrtype)` with the result shapes of node:dns (mailauth's resolver contract too). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the result's shape depends on rrtype, as in node:dns and mailauth
 export type DnsLookup = (name: string, rrtype: string) => Promise<any>;
 
 /**

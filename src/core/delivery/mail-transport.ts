@@ -9,7 +9,7 @@ import type { TokenAuthenticator } from '../tokens/token-authenticator.js';
 import type { TokenCipher } from '../tokens/token-cipher.js';
 import type { SendService } from './sending/send.service.js';
 import type { InboundStore } from './receiving/inbound-store.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { EventBus } from '../../storage/event-bus.js';
 import type { OutboundPolicy } from '../policy/outbound-policy.js';
 import { SubmissionService } from './submission/submission.service.js';
 import { ReceivingService } from './receiving/receiving.service.js';

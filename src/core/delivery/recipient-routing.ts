@@ -10,7 +10,7 @@ export type Route =
 
 /**
  * Routes one address: a hosted mailbox's primary address or active alias is delivered locally
- * (CONTRACT, SMTP Delivery); other addresses of a hosted domain would only bounce back from our
+ * (docs/contract.md, SMTP Delivery); other addresses of a hosted domain would only bounce back from our
  * own MX, so they fail now; everything else needs the external transport.
  */
 export async function routeRecipient(db: Database, address: string): Promise<Route> {

@@ -1,30 +1,6 @@
 import { sql, type Sql } from '../../storage/database.js';
 import { enqueueWebhookDeliveries } from '../webhooks/webhook-outbox.store.js';
-
-export const EVENT_TYPES = [
-  'message.received',
-  'message.sent',
-  'message.delivery',
-  'message.read-state',
-  'message.deleted',
-  // The approval gate (docs/api.md, "Approval gate").
-  'message.approval-required',
-  'message.approved',
-  'message.rejected',
-  /** A webhook was disabled after failing for WEBHOOK_DISABLE_AFTER (docs/api.md, "Webhooks"). */
-  'webhook.disabled',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The wire shape of one event (CONTRACT, Real-time). */
-export interface MailboxEvent {
-  eventId: string;
-  type: EventType;
-  mailboxId: string;
-  mailboxAddress: string;
-  occurredAtTs: number;
-  data: Record<string, unknown>;
-}
+import type { EventType, MailboxEvent } from '../../types/mailbox-event.js';
 
 /**
  * Appends an event inside the caller's transaction. Taking the next per-mailbox sequence

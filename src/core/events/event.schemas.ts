@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { limitSchema } from '../paging/cursor.js';
-import { EVENT_TYPES } from './event-log.js';
+import { EVENT_TYPES } from '../../types/mailbox-event.js';
 
 /** An event id as the wire carries it: the per-mailbox sequence, a decimal string (numbers accepted). */
 export const eventIdSchema = z

@@ -3,7 +3,7 @@ import { requireScope, resolveMailbox } from '../auth/access.js';
 import type { MailboxRef, Principal } from '../auth/principal.js';
 import type { Clock } from '../time.js';
 import { validTokenSql } from '../tokens/token.store.js';
-import type { MailboxEvent } from './event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { EventPage, ListEventsInput } from './event.schemas.js';
 
 export interface EventServiceOptions {

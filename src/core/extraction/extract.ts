@@ -3,7 +3,7 @@ import { findLinks, type ExtractedLink } from './links.js';
 import { htmlToText } from './html-text.js';
 import { replyTextOf } from './reply-text.js';
 
-/** What the detail shows as `extracted` (CONTRACT, Agent-native reading). */
+/** What the detail shows as `extracted` (docs/contract.md, Agent-native reading). */
 export interface Extracted {
   codes: string[];
   links: ExtractedLink[];

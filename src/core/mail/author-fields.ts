@@ -9,7 +9,7 @@ export interface AuthorFields {
 }
 
 /**
- * The From and Sender fields of a message submitted on 587, checked as CONTRACT ("Sender integrity
+ * The From and Sender fields of a message submitted on 587, checked as docs/contract.md ("Sender integrity
  * and inbound trust") requires before any identity is looked at: exactly one From field (RFC 5322
  * §3.6 allows one) holding exactly one mailbox that parses, and at most one Sender holding one
  * mailbox. A second From is how a relayed copy, DKIM-signed by us, shows a reader a different

@@ -1,6 +1,6 @@
 /**
  * Header surgery on a submitted message before it leaves (RFC 6409 §8): Bcc is removed, so blind
- * recipients stay blind (RFC 5322 §3.6.3), every Resent-* field too (CONTRACT, "Sender integrity
+ * recipients stay blind (RFC 5322 §3.6.3), every Resent-* field too (docs/contract.md, "Sender integrity
  * and inbound trust": a Resent-Bcc would leak and a Resent-From would name an author we never
  * checked), and a missing Message-ID or Date is added, since an
  * MSA completes what the client left out. The body is untouched, byte for byte.

@@ -1,5 +1,6 @@
 import { sql, ms, type Sql } from '../../storage/database.js';
-import { appendEvent, type MailboxEvent } from '../events/event-log.js';
+import { appendEvent } from '../events/event-log.js';
+import { type MailboxEvent } from '../../types/mailbox-event.js';
 import type { DeleteResult, ReadStateResult } from './message.schemas.js';
 import type { LockedRow } from './message.store.js';
 

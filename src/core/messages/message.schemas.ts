@@ -27,7 +27,7 @@ export const threadIdParamsSchema = z.object({ threadId: id });
 export const mailboxAddressQuerySchema = z.object({ mailboxAddress });
 
 export const readStateBodySchema = z.object({ isRead: z.boolean(), mailboxAddress }).strict();
-/** Bulk calls take 1..1000 ids (CONTRACT, Wire format). */
+/** Bulk calls take 1..1000 ids (docs/contract.md, Wire format). */
 const ids = z.array(id).min(1).max(1000);
 export const bulkReadStateInputSchema = z.object({ ids, isRead: z.boolean(), mailboxAddress }).strict();
 export const bulkDeleteInputSchema = z.object({ ids, mailboxAddress }).strict();
@@ -42,7 +42,7 @@ export type ReadStateInput = z.infer<typeof readStateInputSchema>;
 export type BulkReadStateInput = z.infer<typeof bulkReadStateInputSchema>;
 export type BulkDeleteInput = z.infer<typeof bulkDeleteInputSchema>;
 
-// ---- outputs: the wire shapes (CONTRACT, Wire format); every …Ts is Unix ms or null ----
+// ---- outputs: the wire shapes (docs/contract.md, Wire format); every …Ts is Unix ms or null ----
 
 const ts = z.number().int();
 

@@ -20,7 +20,7 @@ export interface SummaryRow {
   sent_at: string | null;
   /** The DMARC result word of external mail; null for internal mail (no verdicts stored). */
   external_dmarc: string | null;
-  /** Whether verdicts are stored: the message arrived on port 25 (CONTRACT: origin `external`). */
+  /** Whether verdicts are stored: the message arrived on port 25 (docs/contract.md: origin `external`). */
   is_external: boolean;
   approval_status: string | null;
 }
@@ -75,7 +75,7 @@ export interface ThreadRow {
   created_at: string;
 }
 
-/** origin and authenticated of a summary (CONTRACT, "Sender integrity and inbound trust"), from m. */
+/** origin and authenticated of a summary (docs/contract.md, "Sender integrity and inbound trust"), from m. */
 export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
   m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS},

@@ -9,7 +9,7 @@ import { directionSchema, messageSummarySchema } from './message.schemas.js';
 export const WAIT_MAX_MS = 55_000;
 export const WAIT_DEFAULT_MS = 30_000;
 
-/** Event ids are a mailbox's event sequence numbers, as decimal strings (CONTRACT, Real-time). */
+/** Event ids are a mailbox's event sequence numbers, as decimal strings (docs/contract.md, Real-time). */
 const eventIdSchema = z
   .string()
   .trim()

@@ -2,7 +2,7 @@ import type { Database } from '../../storage/database.js';
 import { AppError } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
 import { requireScope, resolveMailbox } from '../auth/access.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { EventBus } from '../../storage/event-bus.js';
 import { toSummary } from './message.views.js';
 import type { WaitInput, WaitResult } from './wait.schemas.js';
 import type { ConcurrencyCap } from '../ratelimit/concurrency-cap.js';

@@ -1,5 +1,5 @@
 import { num, sql, type Database } from '../../storage/database.js';
-import type { EventType } from '../events/event-log.js';
+import type { EventType } from '../../types/mailbox-event.js';
 import type { Direction } from './message.schemas.js';
 import { AUTH_SUMMARY_COLUMNS, type SummaryRow } from './message.store.js';
 

@@ -4,8 +4,9 @@ import type { Logger } from '../logger.js';
 import type { Principal } from '../auth/principal.js';
 import { requireScope, visibilityOf } from '../auth/access.js';
 import type { Database, Sql } from '../../storage/database.js';
-import type { EventBus } from '../events/event-bus.js';
-import { appendEvent, type MailboxEvent } from '../events/event-log.js';
+import type { EventBus } from '../../storage/event-bus.js';
+import { appendEvent } from '../events/event-log.js';
+import { type MailboxEvent } from '../../types/mailbox-event.js';
 import { insertOutboxJob } from '../delivery/sending/outbound-store.js';
 import type { AuditStore } from '../audit/audit.store.js';
 import type { Channel } from '../audit/audit.schemas.js';
@@ -15,7 +16,7 @@ import type { ApprovalResult } from './approval.schemas.js';
 type Decision = 'approved' | 'rejected';
 
 /**
- * The approval gate's decisions (CONTRACT, "Outbound policy"; docs/api.md, "Approval gate").
+ * The approval gate's decisions (docs/contract.md, "Outbound policy"; docs/api.md, "Approval gate").
  * Approve and reject are one conditional UPDATE each, in a transaction that also writes the
  * outbox job (approve), the recipients' state, the event and the audit entry: a decision and
  * its consequences commit together, so a worker killed at any point delivers an approved

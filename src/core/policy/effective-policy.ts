@@ -7,7 +7,7 @@ export type PolicySource = 'mailbox' | `token ${string}`;
 
 /**
  * The policy a send is judged by: the mailbox's narrowed by every token of the calling chain
- * (CONTRACT: computed at use, so a policy change binds tokens minted before it). Each layer can
+ * (docs/contract.md: computed at use, so a policy change binds tokens minted before it). Each layer can
  * only add constraints: an address must pass every allow list, any block list refuses it, the
  * limits are minima, external sending needs every layer's consent, and every approval mode of
  * the chain applies.
@@ -76,7 +76,7 @@ const approvalAtLeast = (child: ApprovalMode, parent: ApprovalMode): boolean =>
 
 /**
  * A new token's policy must lie within its creator's token chain, exactly like scopes and
- * expiry (CONTRACT): a wider allow list, a higher limit, external sending the chain forbids or a
+ * expiry (docs/contract.md): a wider allow list, a higher limit, external sending the chain forbids or a
  * weaker approval mode is a 400 naming the field. Omitted fields inherit and always pass.
  */
 export function assertWithin(child: TokenPolicy, chain: EffectivePolicy): void {

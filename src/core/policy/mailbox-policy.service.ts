@@ -5,7 +5,7 @@ import { mailboxPolicySchema, type MailboxPolicyInput, type MailboxPolicyView } 
 import type { PolicyStore } from './policy.store.js';
 
 /**
- * Reading and setting a mailbox's outbound policy (CONTRACT: `GET`/`PUT
+ * Reading and setting a mailbox's outbound policy (docs/contract.md: `GET`/`PUT
  * /api/domain/mailboxes/{mailboxId}/policy` with DomainManage, `GET /api/mailbox/policy` with
  * MailboxRead). A declared Mailbox's `spec.policy` is written by the reconciler through the same
  * store, and wins again at its next reconcile (the manifest is the source of truth there).

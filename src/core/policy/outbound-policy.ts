@@ -54,7 +54,7 @@ export class OutboundPolicy {
     private readonly options: { autoReplyLimitPerHour: number },
   ) {}
 
-  /** The mailbox policy narrowed by every token of the actor's chain, read now (CONTRACT: at use). */
+  /** The mailbox policy narrowed by every token of the actor's chain, read now (docs/contract.md: at use). */
   async effective(mailboxId: string, tokenId: string): Promise<EffectivePolicy> {
     const [mailbox, chain] = await Promise.all([this.store.mailboxPolicy(mailboxId), this.tokens.policyChain(tokenId)]);
     const layers: PolicyLayer[] = chain

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { recipientPatternSchema } from './recipient-pattern.js';
 
-// The outbound policy model (CONTRACT, "Outbound policy"; docs/api.md, "Outbound policy").
+// The outbound policy model (docs/contract.md, "Outbound policy"; docs/api.md, "Outbound policy").
 
 export const APPROVAL_MODES = ['none', 'external', 'new-recipients', 'all'] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];

@@ -41,7 +41,7 @@ export class RateLimits {
   /**
    * Throws 429 when this client address already had LOGIN_FAILURES_PER_15M failed logins for this
    * mailbox address: the budget is per (account, client address), so failures from one address
-   * never refuse the account's owner elsewhere (CONTRACT, "Authentication under shared addresses").
+   * never refuse the account's owner elsewhere (docs/contract.md, "Authentication under shared addresses").
    */
   async assertLoginAllowed(address: string, clientKey: string): Promise<void> {
     const res = await this.limiter('login', this.options.loginFailuresPer15m, 900).get(`${address}|${clientKey}`);

@@ -12,7 +12,7 @@ import { readJsonFile, writeFileAtomic } from './atomic-file.js';
 import type { SecretStore } from './ports.js';
 
 /**
- * Secrets without Kubernetes (CONTRACT): `<data dir>/secrets/<namespace>/<name>.json`, a JSON
+ * Secrets without Kubernetes (docs/contract.md): `<data dir>/secrets/<namespace>/<name>.json`, a JSON
  * object of strings, mode 0600 in directories of mode 0700. A user may drop a password secret
  * here by hand; the token secrets are written by the reconciler.
  */
@@ -31,7 +31,7 @@ export class FileSecretStore implements SecretStore {
     try {
       value = await readJsonFile(file);
     } catch (err) {
-      throw new Error(`secret file ${file} is not valid JSON: ${(err as Error).message}`);
+      throw new Error(`secret file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
     }
     if (value === null) return null;
     if (typeof value !== 'object' || Array.isArray(value)) throw notStrings(file);
@@ -45,7 +45,7 @@ export class FileSecretStore implements SecretStore {
   }
 
   /**
-   * Every `…Ts` value is written as an integer of milliseconds, or null (CONTRACT, Wire format):
+   * Every `…Ts` value is written as an integer of milliseconds, or null (docs/contract.md, Wire format):
    * a JSON file is read by programs that expect the API's types. Kubernetes Secrets stay strings.
    */
   async put(namespace: string, name: string, data: Record<string, string>, _owner: ResourceRef): Promise<void> {

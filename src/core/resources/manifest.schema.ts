@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { addressSchema, isDomainName, splitAddress } from '../address.js';
 import { mailboxPolicyInputSchema } from '../policy/policy.schemas.js';
 
-/** CONTRACT, Names: API group `mailbox-service.dev`, version `v1alpha1`, kinds Domain and Mailbox. */
+/** docs/contract.md, Names: API group `mailbox-service.dev`, version `v1alpha1`, kinds Domain and Mailbox. */
 export const API_VERSION = 'mailbox-service.dev/v1alpha1';
-/** A manifest without `metadata.namespace` lives here (CONTRACT: namespace `default`). */
+/** A manifest without `metadata.namespace` lives here (docs/contract.md: namespace `default`). */
 export const DEFAULT_NAMESPACE = 'default';
 
 // Kubernetes object-name rules (RFC 1123). They also make names safe as file names: no `/`,
@@ -131,7 +131,7 @@ export const resourceKeyOf = (ref: Pick<ResourceRef, 'namespace' | 'name'>): str
 /** Unique across kinds; used for queues, logs and status. */
 export const refId = (ref: ResourceRef): string => `${ref.kind}/${ref.namespace}/${ref.name}`;
 
-/** CONTRACT defaults: `<name>-domain-token` and `<name>-mailbox-token`. */
+/** docs/contract.md defaults: `<name>-domain-token` and `<name>-mailbox-token`. */
 export function tokenSecretNameOf(r: DeclaredResource): string {
   return r.spec.tokenSecretName ?? `${r.metadata.name}-${r.kind === 'Domain' ? 'domain' : 'mailbox'}-token`;
 }

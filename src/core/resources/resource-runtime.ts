@@ -29,7 +29,7 @@ export function createReconciler(
   });
 }
 
-/** The file stores under the data dir (CONTRACT: `<data dir>/secrets/<namespace>/<name>.json`). */
+/** The file stores under the data dir (docs/contract.md: `<data dir>/secrets/<namespace>/<name>.json`). */
 export function fileStores(
   dataDir: string,
   source: string,

@@ -4,7 +4,7 @@ import type { Scope, TokenKind } from '../tokens/scopes.js';
 import { hashToken } from '../tokens/token-format.js';
 import { sql, type Sql } from '../../storage/database.js';
 
-/** The keys of a token secret (CONTRACT): the same for a Domain's and a Mailbox's secret. */
+/** The keys of a token secret (docs/contract.md): the same for a Domain's and a Mailbox's secret. */
 export interface TokenSecretData {
   accessToken: string;
   tokenId: string;

@@ -38,7 +38,7 @@ export class TokenAuthenticator {
 
   /**
    * Verifies a presented token; any failure is the same 401 (spec: invalid, expired or disabled).
-   * A valid token always passes, whatever else its client address sent (CONTRACT,
+   * A valid token always passes, whatever else its client address sent (docs/contract.md,
    * "Authentication under shared addresses"). With a client address (every channel passes one):
    * - no token: 401, no cost;
    * - malformed (checksum): no query; counts a failure (429 past the budget);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SCOPES, scopeSchema } from './scopes.js';
 import { tokenPolicySchema, tokenPolicyViewSchema } from '../policy/policy.schemas.js';
 
-// Wire shapes of the token governance calls (CONTRACT, Wire format). The HTTP routes validate
+// Wire shapes of the token governance calls (docs/contract.md, Wire format). The HTTP routes validate
 // with the input schemas and document the output schemas in OpenAPI; MCP can reuse both.
 
 /** Latest instant a JavaScript Date (and so a timestamptz round trip) can hold, in Unix ms. */

@@ -1,5 +1,5 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
-import type { MailboxEvent } from '../events/event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 
 /**
  * One delivery row per live webhook that wants the event: same domain, its own mailbox (mailbox

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { MailboxEvent } from '../events/event-log.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { NetworkTargetPolicy } from '../net/network-targets.js';
 import { parseWebhookUrl, resolveWebhookTarget } from './webhook-target.js';
 
@@ -34,7 +35,10 @@ export async function sendWebhook(
   const id = webhookMessageId(event);
   const signature = new Webhook(secret).sign(id, options.now, body);
   const pinned: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as any)(null, [{ address: target.address, family: target.family }]);
+    if ((opts as { all?: boolean }).all)
+      (cb as (err: null, addresses: LookupAddress[]) => void)(null, [
+        { address: target.address, family: target.family },
+      ]);
     else cb(null, target.address, target.family);
   };
   const client = url.protocol === 'https:' ? https : http;

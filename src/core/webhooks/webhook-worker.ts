@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import type { TokenCipher } from '../tokens/token-cipher.js';
-import { appendEvent, type MailboxEvent } from '../events/event-log.js';
+import { appendEvent } from '../events/event-log.js';
+import { type MailboxEvent } from '../../types/mailbox-event.js';
 import { retryDelayMs, type RetryPolicy } from '../delivery/outbound/retry.js';
 import type { NetworkTargetPolicy } from '../net/network-targets.js';
 import {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../events/event-log.js';
+import { EVENT_TYPES } from '../../types/mailbox-event.js';
 
-/** POST /api/domain/webhooks and /api/mailbox/webhooks (CONTRACT, Webhooks). */
+/** POST /api/domain/webhooks and /api/mailbox/webhooks (docs/contract.md, Webhooks). */
 export const createWebhookInputSchema = z
   .object({
     url: z.string().trim().min(1).max(2048),

@@ -21,7 +21,7 @@ import {
 import type { CreateWebhookInput, CreatedWebhook, WebhookView } from './webhook.schemas.js';
 
 /**
- * Webhook registrations (CONTRACT, Webhooks). `/api/domain/webhooks` needs a domain token with
+ * Webhook registrations (docs/contract.md, Webhooks). `/api/domain/webhooks` needs a domain token with
  * DomainManage and may name any mailboxes of the domain; `/api/mailbox/webhooks` needs a mailbox
  * token with WebhookManage and only ever covers its own mailbox. The secret is returned once and
  * kept encrypted under a key derived from the server key, bound to the webhook id.

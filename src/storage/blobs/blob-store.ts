@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
  * missing or partial blob.
  */
 export interface BlobStore {
-  /** Streams `source` into the store; returns its size. Throws PAYLOAD_TOO_LARGE past `maxBytes`. */
+  /** Streams `source` into the store; returns its size. Throws BlobTooLargeError (storage/errors.ts) past `maxBytes`. */
   put(key: string, source: Readable | Buffer, maxBytes?: number): Promise<{ sizeBytes: number; sha256: string }>;
   /**
    * Moves the complete blob `from` to the new key `to` with `head` in front of its bytes, without

@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, rm, open, opendir, readdir, stat } from 'node:
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { AppError } from '../../core/errors.js';
+import { BlobTooLargeError } from '../errors.js';
 import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
 
 const KEY = /^[a-z]+\/[A-Za-z0-9_-]+$/;
@@ -33,7 +33,7 @@ export class FsBlobStore implements BlobStore {
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
-        if (size > maxBytes) return done(new AppError('PAYLOAD_TOO_LARGE'));
+        if (size > maxBytes) return done(new BlobTooLargeError(maxBytes));
         hash.update(chunk);
         done(null, chunk);
       },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { AppError } from '../../core/errors.js';
+import { BlobTooLargeError } from '../errors.js';
 import { num, sql, type Database } from '../database.js';
 import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
 
@@ -46,7 +46,7 @@ export class PgBlobStore implements BlobStore {
         // Stop reading at the limit instead of storing an unbounded upload.
         if (size > maxBytes) {
           if (!Buffer.isBuffer(source)) source.destroy();
-          throw new AppError('PAYLOAD_TOO_LARGE');
+          throw new BlobTooLargeError(maxBytes);
         }
         hash.update(piece);
         for (let at = 0; at < piece.length;) {

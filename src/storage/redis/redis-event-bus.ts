@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import type { EventBus } from '../../core/events/event-bus.js';
-import type { MailboxEvent } from '../../core/events/event-log.js';
-import type { Logger } from '../../core/logger.js';
+import type { EventBus } from '../event-bus.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
+import type { StorageLog } from '../storage-log.js';
 
 /** One channel for every mailbox: subscribers filter locally (a map lookup), publishers stay O(1). */
 export const EVENTS_CHANNEL = 'mailbox-service:events:v1';
@@ -24,7 +24,7 @@ export class RedisEventBus implements EventBus {
 
   constructor(
     private readonly publisher: Redis,
-    private readonly log?: Logger,
+    private readonly log?: StorageLog,
   ) {
     // A publish skipped while the connection was down is announced as a resume once it is back.
     this.offPublisher = watchReconnects(publisher, () => void this.send({ resume: true }));

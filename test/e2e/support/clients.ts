@@ -48,7 +48,7 @@ export class Api {
       signal: AbortSignal.timeout(30_000),
     });
     const text = await res.text();
-    let json: any = null;
+    let json: any;
     try {
       json = JSON.parse(text);
     } catch {

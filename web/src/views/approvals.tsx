@@ -5,7 +5,7 @@ import { lastEvent } from '../live';
 import { when, type MessageSummary, type Page } from '../types';
 
 /**
- * The approval queue (CONTRACT, Outbound policy): shown only when the server lists the approve
+ * The approval queue (docs/contract.md, Outbound policy): shown only when the server lists the approve
  * route. Approve and reject are idempotent on the server; the first decision wins.
  */
 export function Approvals() {

@@ -2,7 +2,7 @@ import { route, type RouteSpec } from '../route.js';
 import { searchInputSchema, searchPageSchema } from '../../../core/search/search.schemas.js';
 
 /**
- * Full-text search (CONTRACT, Agent-native reading). Listed before the message routes in
+ * Full-text search (docs/contract.md, Agent-native reading). Listed before the message routes in
  * routes/index.ts, like wait: `/api/messages/:messageId` would otherwise take `search` as an id.
  */
 export const searchRoutes: RouteSpec[] = [

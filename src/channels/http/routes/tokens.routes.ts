@@ -24,7 +24,7 @@ interface GovernanceRoutesOptions {
 }
 
 /**
- * The five token governance routes. CONTRACT: "the token routes mirror the mailbox token
+ * The five token governance routes. docs/contract.md: "the token routes mirror the mailbox token
  * routes", so the mailbox self routes and the domain routes are both built here, and the only
  * difference is who governs (`govern`).
  */

@@ -7,7 +7,7 @@ import {
   webhookListSchema,
 } from '../../../core/webhooks/webhook.schemas.js';
 
-/** Webhook registrations (CONTRACT, Webhooks): the same three routes for a domain and for a mailbox. */
+/** Webhook registrations (docs/contract.md, Webhooks): the same three routes for a domain and for a mailbox. */
 function webhookRoutes(via: 'domain' | 'mailbox'): RouteSpec[] {
   const base = `/api/${via}/webhooks`;
   const scope = via === 'domain' ? ('DomainManage' as const) : ('WebhookManage' as const);

@@ -1,7 +1,7 @@
 import { sql, date, type Database } from '../../../storage/database.js';
-import type { MailboxEvent } from '../../events/event-log.js';
+import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import { attachmentsOfMessage } from '../../attachments/attachment.store.js';
-import { deliveryOutcomes } from '../../../telemetry/metric-registry.js';
+import { observability } from '../../observability.js';
 import type { InboundStore } from '../receiving/inbound-store.js';
 import { deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
 import { routeRecipient } from '../recipient-routing.js';
@@ -50,13 +50,13 @@ export async function deliverMessage(
     const route = await routeRecipient(db, recipient.address);
     if (route.kind === 'local') {
       const delivered = await deliverLocally(db, inbound, message, recipient, route.mailboxId, at);
-      if (delivered.length) deliveryOutcomes.inc({ route: 'local', result: 'delivered' });
+      if (delivered.length) observability().deliveryOutcome('local', 'delivered');
       events.push(...delivered);
     } else if (route.kind === 'unknown-local') unknown.push(recipient);
     else external.push(recipient);
   }
   if (unknown.length) {
-    deliveryOutcomes.inc({ route: 'local', result: 'failed' }, unknown.length);
+    observability().deliveryOutcome('local', 'failed', unknown.length);
     if (transfer)
       events.push(
         ...(await failWithBounce(

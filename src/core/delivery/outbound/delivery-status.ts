@@ -1,5 +1,6 @@
 import { sql, type Sql } from '../../../storage/database.js';
-import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import { appendEvent } from '../../events/event-log.js';
+import { type MailboxEvent } from '../../../types/mailbox-event.js';
 
 /** Per recipient: queued (not tried or waiting for a transport), deferred (temporary failure), or final. */
 export type RecipientStatus = 'queued' | 'deferred' | 'delivered' | 'failed';

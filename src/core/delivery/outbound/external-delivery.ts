@@ -1,10 +1,10 @@
 import { ID_PREFIX, newId } from '../../ids.js';
 import type { Logger } from '../../logger.js';
-import type { MailboxEvent } from '../../events/event-log.js';
+import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import type { Database } from '../../../storage/database.js';
 import type { BlobStore } from '../../../storage/blobs/blob-store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
-import { deliveryOutcomes } from '../../../telemetry/metric-registry.js';
+import { observability } from '../../observability.js';
 import { composeMessage } from '../../mail/compose.js';
 import { prepareForTransfer, rfc5322Date } from '../../mail/raw-headers.js';
 import { signMessage } from '../../mail/dkim-sign.js';
@@ -108,11 +108,11 @@ export async function deliverExternally(
     const event = await d.db.tx((trx) => recordRecipientOutcome(trx, m, recipient, o.status, o.reply, at));
     if (event) events.push(event);
     if (o.status === 'deferred') deferred++;
-    deliveryOutcomes.inc({ route: d.transport.route, result: o.status });
+    observability().deliveryOutcome(d.transport.route, o.status);
   }
   if (failures.length) {
     events.push(...(await failWithBounce(d, m, failures, headerSection(raw), at)));
-    deliveryOutcomes.inc({ route: d.transport.route, result: 'failed' }, failures.length);
+    observability().deliveryOutcome(d.transport.route, 'failed', failures.length);
   }
   return { events, deferred };
 }

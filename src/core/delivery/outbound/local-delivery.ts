@@ -1,5 +1,5 @@
 import { sql, type Database } from '../../../storage/database.js';
-import type { MailboxEvent } from '../../events/event-log.js';
+import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import type { AttachmentFile } from '../../attachments/attachment.store.js';
 import type { InboundStore } from '../receiving/inbound-store.js';
 import { lockUnfinishedRecipient, setRecipientStatus } from './delivery-status.js';

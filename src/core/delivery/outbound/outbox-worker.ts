@@ -1,6 +1,5 @@
-import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Services } from '../../services.js';
-import { tracer } from '../../../telemetry/tracing.js';
+import { observability } from '../../observability.js';
 import { claimDueJob, finishJob, postponeJob, type ClaimedJob } from './outbox-jobs.js';
 import { deliverMessage, type TransferContext } from './deliver-job.js';
 import { withLease } from './job-lease.js';
@@ -167,26 +166,11 @@ export class OutboxWorker {
 
   /** Continues the sender's trace (traceparent stored with the job) across the queue. */
   private withJobSpan(job: ClaimedJob, fn: () => Promise<void>): Promise<void> {
-    const parent = job.traceContext
-      ? propagation.extract(context.active(), { traceparent: job.traceContext })
-      : context.active();
-    return tracer().startActiveSpan(
+    return observability().inConsumerSpan(
       'outbox.deliver',
-      {
-        kind: SpanKind.CONSUMER,
-        attributes: { 'mailbox.job_id': job.id, 'mailbox.message_id': job.messageId, 'mailbox.attempt': job.attempts },
-      },
-      parent,
-      async (span) => {
-        try {
-          await fn();
-        } catch (err) {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          throw err;
-        } finally {
-          span.end();
-        }
-      },
+      job.traceContext,
+      { 'mailbox.job_id': job.id, 'mailbox.message_id': job.messageId, 'mailbox.attempt': job.attempts },
+      fn,
     );
   }
 

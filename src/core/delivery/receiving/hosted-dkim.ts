@@ -4,7 +4,7 @@ import type { DnsLookup } from '../dns-resolver.js';
 /**
  * The resolver inbound verification uses: DKIM key records (`<selector>._domainkey.<domain>`) of a
  * domain hosted here come from our own dkim_key table, never from DNS, so "signed by that domain's
- * key" means signed by our key (CONTRACT, "Sender integrity and inbound trust"), whatever the
+ * key" means signed by our key (docs/contract.md, "Sender integrity and inbound trust"), whatever the
  * public DNS says or whether it answers at all. Every other name goes to `dns`.
  */
 export function hostedDkimLookup(db: Database, dns: DnsLookup): DnsLookup {

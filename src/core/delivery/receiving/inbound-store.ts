@@ -1,6 +1,7 @@
 import { sql, type Database, type Sql } from '../../../storage/database.js';
-import type { EventBus } from '../../events/event-bus.js';
-import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import type { EventBus } from '../../../storage/event-bus.js';
+import { appendEvent } from '../../events/event-log.js';
+import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { ID_PREFIX, newId } from '../../ids.js';
 import type { Clock } from '../../time.js';
 import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
@@ -119,7 +120,7 @@ export class InboundStore {
         attachmentCount: attachments.length,
         inReplyToMessageId,
         receivedAtTs: m.receivedAt.getTime(),
-        // CONTRACT, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
+        // docs/contract.md, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
         origin: m.authResults ? 'external' : 'internal',
         authenticated: !m.authResults || (m.authResults as { dmarc?: { result?: string } }).dmarc?.result === 'pass',
       },

@@ -1,6 +1,7 @@
 import { ID_PREFIX, newId } from '../../ids.js';
 import type { MailboxRef } from '../../auth/principal.js';
-import { appendEvent, type MailboxEvent } from '../../events/event-log.js';
+import { appendEvent } from '../../events/event-log.js';
+import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { claimAttachments } from '../../attachments/attachment.store.js';
 import { sql, type Sql } from '../../../storage/database.js';
 import { createThread, internetMessageIdFor, touchThread } from '../threading.js';

@@ -32,7 +32,7 @@ const common = {
   bodyHtml: bodySchema.optional(),
 };
 
-/** toAddress is one address or a list (CONTRACT, Wire format); it is always a list inside. */
+/** toAddress is one address or a list (docs/contract.md, Wire format); it is always a list inside. */
 const toSchema = z.union([
   addressSchema.transform((a) => [a]),
   z.array(addressSchema).min(1).max(1000).transform(dedupe),
@@ -56,7 +56,7 @@ export type ReplyInput = z.infer<typeof replyInputSchema>;
 
 export const replyParamsSchema = z.object({ messageId: z.string().min(1).max(40) });
 
-/** `data` of the 202 answer to send and reply (CONTRACT, Wire format). */
+/** `data` of the 202 answer to send and reply (docs/contract.md, Wire format). */
 export const sendAcceptedSchema = z.object({
   messageId: z.string(),
   threadId: z.string(),

@@ -1,12 +1,12 @@
 import type { Database } from '../../../storage/database.js';
 import { sql } from '../../../storage/database.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
-import { currentTraceparent } from '../../../telemetry/tracing.js';
 import { AppError } from '../../errors.js';
+import { observability } from '../../observability.js';
 import { assertRecipientCap } from '../recipient-cap.js';
 import { validationError } from '../../validation.js';
 import { isAddress } from '../../address.js';
-import type { EventBus } from '../../events/event-bus.js';
+import type { EventBus } from '../../../storage/event-bus.js';
 import type { RateLimits } from '../../ratelimit/rate-limits.js';
 import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
@@ -138,7 +138,7 @@ export class SendService {
       at: this.clock.now(),
       idempotencyKey: key,
       requestHash: hash,
-      traceContext: currentTraceparent(),
+      traceContext: observability().currentTraceparent(),
       held: verdict.hold !== null,
       autoSubmitted: verdict.autoSubmitted,
     };

@@ -58,7 +58,7 @@ export class SubmissionService {
    * (spec, Presenting credentials). Every rule violation is the same UNAUTHENTICATED (535 5.7.8)
    * and costs the client address one point of the shared failure budget (a bad token is counted
    * by TokenAuthenticator.authenticate, the other refusals here); past the budget a failed AUTH
-   * answers AUTH_THROTTLED (454 4.7.0), while good credentials still get 235 (CONTRACT,
+   * answers AUTH_THROTTLED (454 4.7.0), while good credentials still get 235 (docs/contract.md,
    * "Authentication under shared addresses"). An unreachable database is AUTH_UNAVAILABLE (454).
    */
   async authenticate(username: string, password: string, clientAddress: string): Promise<Submitter> {

@@ -2,32 +2,36 @@ import http from 'node:http';
 import path from 'node:path';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
-import type { Config } from './config/config.js';
-import type { Logger } from './core/logger.js';
-import { createPinoLogger } from './logging/pino-logger.js';
-import { systemClock, type Clock } from './core/time.js';
-import { createServices, type Services } from './core/services.js';
-import { loadServerKey } from './core/keys/server-key.js';
-import { OutboxWorker } from './core/delivery/outbound/outbox-worker.js';
-import { WebhookWorker } from './core/webhooks/webhook-worker.js';
-import { startResourceDirectory } from './core/resources/resource-runtime.js';
-import { startEventSweeper } from './core/events/event-sweeper.js';
-import { startPolicySweeper } from './core/policy/policy-sweeper.js';
-import { StorageSweeper, startStorageSweeper } from './core/housekeeping/storage-sweeper.js';
-import { openOrmWhenReachable, migrate, type Orm } from './storage/orm.js';
-import { Database } from './storage/database.js';
-import { FsBlobStore } from './storage/blobs/fs-blob-store.js';
-import { PgBlobStore } from './storage/blobs/pg-blob-store.js';
-import { createEventBus } from './storage/redis/event-bus-factory.js';
-import { createHttpApp } from './channels/http/app.js';
-import { gracefulClose } from './channels/http/graceful-close.js';
-import { answerClientError } from './channels/http/envelope.js';
-import { createMcpRouter } from './channels/mcp/index.js';
-import { createConsoleRouter } from './channels/http/console/static-site.js';
-import { startRealtime } from './channels/realtime/index.js';
-import { startSmtpServers } from './channels/smtp/index.js';
-import { createMetrics } from './telemetry/metrics.js';
-import { currentTraceId, startTracing } from './telemetry/tracing.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../core/logger.js';
+import { createPinoLogger } from '../logging/pino-logger.js';
+import { systemClock, type Clock } from '../core/time.js';
+import { createServices, type Services } from '../core/services.js';
+import { loadServerKey } from '../core/keys/server-key.js';
+import { OutboxWorker } from '../core/delivery/outbound/outbox-worker.js';
+import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
+import { startResourceDirectory } from '../core/resources/resource-runtime.js';
+import { startEventSweeper } from '../core/events/event-sweeper.js';
+import { startPolicySweeper } from '../core/policy/policy-sweeper.js';
+import { StorageSweeper, startStorageSweeper } from '../core/housekeeping/storage-sweeper.js';
+import { openOrmWhenReachable, migrate, type Orm } from '../storage/orm.js';
+import { Database } from '../storage/database.js';
+import { FsBlobStore } from '../storage/blobs/fs-blob-store.js';
+import { PgBlobStore } from '../storage/blobs/pg-blob-store.js';
+import { createEventBus } from '../storage/redis/event-bus-factory.js';
+import { createHttpApp } from '../channels/http/app.js';
+import { gracefulClose } from '../channels/http/graceful-close.js';
+import { answerClientError } from '../channels/http/envelope.js';
+import { createMcpRouter } from '../channels/mcp/index.js';
+import { listen } from '../channels/shared/listen.js';
+import { createConsoleRouter } from '../channels/http/console/static-site.js';
+import { startRealtime } from '../channels/realtime/index.js';
+import { startSmtpServers } from '../channels/smtp/index.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { requestMetrics } from '../channels/http/request-metrics.js';
+import { currentTraceId, startTracing } from '../telemetry/tracing.js';
+import { coreTelemetry } from '../telemetry/core-telemetry.js';
+import { installObservability } from '../core/observability.js';
 
 export const ROLES = ['api', 'smtp', 'realtime', 'worker'] as const;
 export type Role = (typeof ROLES)[number];
@@ -81,6 +85,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const clock = options.clock ?? systemClock;
   // Idempotent; OTEL_* variables are read by the SDK itself, as the OpenTelemetry spec defines.
   startTracing();
+  installObservability(coreTelemetry);
   const roles = options.roles ?? parseRoles(config.MAILBOX_ROLES);
 
   const orm = await openOrmWhenReachable(
@@ -121,7 +126,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     const app = createHttpApp(services, {
       apiRoutes: roles.includes('api'),
       extraRouters: roles.includes('api') ? [createMcpRouter(services), createConsoleRouter()] : [],
-      middlewares: [metrics.middleware],
+      middlewares: [requestMetrics],
       metrics,
     });
     const server = http.createServer(app.callback());
@@ -200,24 +205,4 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       await orm.close(true);
     },
   };
-}
-
-/** Binds or fails with one line naming the variable to change (CONTRACT, Running it). */
-export function listen(
-  server: http.Server | import('node:net').Server,
-  port: number,
-  host: string,
-  envName: string,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(new Error(`cannot listen on ${host}:${port} (${err.code ?? err.message}); set ${envName} to a free port`));
-    };
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : port);
-    });
-  });
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { MailboxEvent } from './event-log.js';
+import type { MailboxEvent } from '../types/mailbox-event.js';
 
 /**
  * Announces committed events to subscribers (the real-time hub). The log is the source of truth;

@@ -1,0 +1,27 @@
+// The event's wire shape, shared by every layer (storage carries it on the bus, the core writes it,
+// channels emit it): it imports nothing.
+
+export const EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.delivery',
+  'message.read-state',
+  'message.deleted',
+  // The approval gate (docs/api.md, "Approval gate").
+  'message.approval-required',
+  'message.approved',
+  'message.rejected',
+  /** A webhook was disabled after failing for WEBHOOK_DISABLE_AFTER (docs/api.md, "Webhooks"). */
+  'webhook.disabled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The wire shape of one event (docs/contract.md, Real-time). */
+export interface MailboxEvent {
+  eventId: string;
+  type: EventType;
+  mailboxId: string;
+  mailboxAddress: string;
+  occurredAtTs: number;
+  data: Record<string, unknown>;
+}
