@@ -149,6 +149,16 @@ export const configSchema = z.object({
   MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).default(20),
   /** Long-polls (GET /api/messages/wait, MCP wait_for_message) one token may hold at once per process (429 beyond). */
   MAX_WAITS_PER_TOKEN: z.coerce.number().int().min(1).default(10),
+  /** Real-time replays (handshake with lastEventId) one token may have in flight at once per process (429 connect_error beyond). */
+  MAX_REPLAYS_PER_TOKEN: z.coerce.number().int().min(1).default(4),
+  /** Uploads no send claimed yet that one mailbox may hold (429 UPLOADS_PENDING_LIMIT beyond). */
+  MAX_PENDING_UPLOADS_PER_MAILBOX: z.coerce.number().int().min(1).default(100),
+  /** Bytes of unclaimed uploads one mailbox may hold (429 UPLOADS_PENDING_LIMIT beyond). */
+  MAX_PENDING_UPLOAD_BYTES_PER_MAILBOX: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(256 * 1024 * 1024),
   /** Largest total recipients (to + cc + bcc) of one message. */
   MAX_RECIPIENTS: z.coerce.number().int().min(1).default(100),
   /** Directory of Domain/Mailbox YAML manifests applied at start and on change. */

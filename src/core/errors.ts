@@ -161,6 +161,23 @@ export const ERRORS = {
     smtp: '451 4.7.1 Too many waits for this token, try again later',
     message: 'This token already holds MAX_WAITS_PER_TOKEN long-polls (wait, wait_for_message); let one finish first.',
   },
+  TOO_MANY_REPLAYS: {
+    status: 429,
+    smtp: '451 4.7.1 Too many replays for this token, try again later',
+    message:
+      'This token already has MAX_REPLAYS_PER_TOKEN real-time replays (lastEventId) in flight; let one finish first.',
+  },
+  UPLOADS_PENDING_LIMIT: {
+    status: 429,
+    smtp: '452 4.3.1 Too many unclaimed uploads, try again later',
+    message:
+      'This mailbox already holds MAX_PENDING_UPLOADS_PER_MAILBOX unclaimed uploads or MAX_PENDING_UPLOAD_BYTES_PER_MAILBOX bytes of them; send or let them expire first.',
+  },
+  QUOTA_EXCEEDED: {
+    status: 413,
+    smtp: '552 5.2.2 Mailbox full',
+    message: 'The storage quota of this mailbox is reached; delete messages or ask for a larger quota.',
+  },
   AUTH_THROTTLED: {
     status: 429,
     smtp: '454 4.7.0 Too many failed authentication attempts, try again later',

@@ -26,6 +26,7 @@ import { createMailTransport, type MailTransport } from './delivery/mail-transpo
 import { WaitService } from './messages/wait.service.js';
 import { ChangeMarks } from './messages/change-mark.js';
 import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';
+import { FairGate } from '../storage/fair-gate.js';
 import { EventService } from './events/event.service.js';
 import { PolicyStore } from './policy/policy.store.js';
 import { OutboundPolicy } from './policy/outbound-policy.js';
@@ -37,6 +38,7 @@ import { AuditService } from './audit/audit.service.js';
 import { SearchService } from './search/search.service.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
+import { StorageService } from './quota/storage.service.js';
 
 /** Everything a channel may call. Built once by the composition root. */
 export interface Services {
@@ -73,7 +75,9 @@ export interface Services {
   /** Long-poll for the next message (HTTP /api/messages/wait, MCP wait_for_message). */
   waits: WaitService;
   /** Per-token bounds on what every tenant shares (docs/api.md, "Per-token bounds"). */
-  caps: { sockets: ConcurrencyCap };
+  caps: { sockets: ConcurrencyCap; replays: ConcurrencyCap };
+  /** Replay pages of the real-time connection queue here (width: a quarter of the database pool). */
+  replayGate: FairGate;
   /** The one outbound policy decision (every send path and SMTP RCPT TO). */
   policy: OutboundPolicy;
   /** Mailbox policy routes (GET/PUT). */
@@ -91,6 +95,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Seals webhook secrets (a key of its own, derived from the server key). */
   webhookCipher: TokenCipher;
+  /** Storage quota routes (mailbox and domain). */
+  storage: StorageService;
 }
 
 export interface CoreDeps {
@@ -135,7 +141,11 @@ export function createServices(deps: CoreDeps): Services {
   });
   const messages = new MessageService(db, bus, cursors, clock);
   const inbound = new InboundStore(db, bus, clock);
-  const attachments = new AttachmentService(db, blobs, clock, { maxBytes: config.MAX_ATTACHMENT_BYTES });
+  const attachments = new AttachmentService(db, blobs, clock, {
+    maxBytes: config.MAX_ATTACHMENT_BYTES,
+    maxPending: config.MAX_PENDING_UPLOADS_PER_MAILBOX,
+    maxPendingBytes: config.MAX_PENDING_UPLOAD_BYTES_PER_MAILBOX,
+  });
   const auditStore = new AuditStore(db);
   const policyStore = new PolicyStore(db);
   const policy = new OutboundPolicy(policyStore, tokenStore, auditStore, blobs, clock, {
@@ -177,7 +187,12 @@ export function createServices(deps: CoreDeps): Services {
     { fallbackPollMs: 5_000 },
     new ConcurrencyCap(config.MAX_WAITS_PER_TOKEN, 'TOO_MANY_WAITS'),
   );
-  const caps = { sockets: new ConcurrencyCap(config.MAX_SOCKETS_PER_TOKEN, 'TOO_MANY_SOCKETS') };
+  const caps = {
+    sockets: new ConcurrencyCap(config.MAX_SOCKETS_PER_TOKEN, 'TOO_MANY_SOCKETS'),
+    replays: new ConcurrencyCap(config.MAX_REPLAYS_PER_TOKEN, 'TOO_MANY_REPLAYS'),
+  };
+  // PGlite is one connection: one replay page at a time; PostgreSQL: a quarter of the pool.
+  const replayGate = new FairGate(Math.max(1, Math.floor((config.DATABASE_URL ? config.DATABASE_POOL_MAX : 1) / 4)));
   const webhookCipher = new TokenCipher(deriveKey(serverKey, 'webhook-secret'));
   return {
     config,
@@ -206,6 +221,7 @@ export function createServices(deps: CoreDeps): Services {
     waits,
     transport,
     caps,
+    replayGate,
     policy,
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
@@ -223,5 +239,6 @@ export function createServices(deps: CoreDeps): Services {
     }),
     webhooks: new WebhookService(db, webhookCipher, clock, { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
     webhookCipher,
+    storage: new StorageService(db),
   };
 }

@@ -17,6 +17,7 @@ import { StorageSweeper, startStorageSweeper } from '../core/housekeeping/storag
 import { openOrmWhenReachable, migrate, type Orm } from '../storage/orm.js';
 import { Database } from '../storage/database.js';
 import { FsBlobStore } from '../storage/blobs/fs-blob-store.js';
+import { FairGate } from '../storage/fair-gate.js';
 import { PgBlobStore } from '../storage/blobs/pg-blob-store.js';
 import { createEventBus } from '../storage/redis/event-bus-factory.js';
 import { createHttpApp } from '../channels/http/app.js';
@@ -109,7 +110,13 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   redis?.on('error', (err) => log.warn('redis.error', { message: err.message }));
   const blobs =
-    config.blobStore === 'postgres' ? new PgBlobStore(db) : new FsBlobStore(path.join(config.dataDir, 'blobs'));
+    config.blobStore === 'postgres'
+      ? // Chunk I/O takes at most a quarter of the pool; the rest stays free for every other query.
+        new PgBlobStore(
+          db,
+          new FairGate(Math.max(1, Math.floor((config.DATABASE_URL ? config.DATABASE_POOL_MAX : 1) / 4))),
+        )
+      : new FsBlobStore(path.join(config.dataDir, 'blobs'));
   const bus = createEventBus(redis, log);
   const serverKey = loadServerKey(config.MAILBOX_SECRET_KEY, config.dataDir);
   const services = createServices({ config, log, clock, db, blobs, bus, redis, serverKey });

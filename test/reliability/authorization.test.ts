@@ -233,6 +233,11 @@ const toolFixtures: Record<string, ToolFixture> = {
       return { messageId: m.messageId, attachmentId: m.attachmentId };
     },
   },
+  get_mailbox_storage: {
+    route: 'GET /api/mailbox/storage',
+    ...answersOf('GET /api/mailbox/storage'),
+    args: async (w, c) => asDomain(c, w),
+  },
   decide_approval: {
     route: 'POST /api/messages/:messageId/approve',
     ...answersOf('POST /api/messages/:messageId/approve'),

@@ -4,10 +4,11 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { rowsOf } from '../delivery/helpers.js';
+import { rowsOf, waitFor } from '../delivery/helpers.js';
 import { ID_PREFIX, newId } from '../../src/core/ids.js';
 import { FsBlobStore } from '../../src/storage/blobs/fs-blob-store.js';
 import { BLOB_CHUNK_BYTES, PgBlobStore } from '../../src/storage/blobs/pg-blob-store.js';
+import { FairGate } from '../../src/storage/fair-gate.js';
 import type { BlobStore } from '../../src/storage/blobs/blob-store.js';
 import { BlobTooLargeError } from '../../src/storage/errors.js';
 import { toAppError } from '../../src/core/error-mapping.js';
@@ -139,5 +140,27 @@ describe('postgres blob store: unfinished writes', () => {
     expect(await q`select key from blob_chunk where key in (${killed}, ${finishing})`).toEqual([{ key: finishing }]);
     expect((await store.get(finishing)).toString()).toBe('half');
     await store.delete(finishing);
+  });
+});
+
+describe('postgres blob store: chunk I/O gate', () => {
+  it('chunk writes and reads wait at the gate, never in the pool: other queries pass while it is full', async () => {
+    const gate = new FairGate(1);
+    const store = new PgBlobStore(server.runtime.services.db, gate);
+    const q = rowsOf(() => server);
+    const k = key();
+    let free!: () => void;
+    const held = gate.run(() => new Promise<void>((r) => (free = r)));
+    const put = store.put(k, source(2 * BLOB_CHUNK_BYTES));
+    await waitFor(async () => gate.load.waiting === 1, 10_000, 'the put at the gate');
+    // Another query of the process is answered while the put waits for the gate.
+    expect(await q`select 1 as one`).toEqual([{ one: 1 }]);
+    expect(await q`select count(*)::int as n from blob_chunk where key = ${k}`).toEqual([{ n: 0 }]);
+    free();
+    await held;
+    expect((await put).sizeBytes).toBe(2 * BLOB_CHUNK_BYTES);
+    expect((await store.get(k)).length).toBe(2 * BLOB_CHUNK_BYTES);
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+    await store.delete(k);
   });
 });

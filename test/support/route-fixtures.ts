@@ -358,6 +358,33 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 'success',
   },
 
+  // ---- storage quota (issue 11) ----
+  'GET /api/mailbox/storage': {
+    build: async (w, c) => ({ path: '/api/mailbox/storage', query: asDomain(c, w) }),
+    foreignDomain: 404,
+    otherMailbox: 400,
+  },
+  'GET /api/domain/mailboxes/:mailboxId/storage': {
+    build: async (w) => ({ path: `/api/domain/mailboxes/${w.t.A1.mailboxId}/storage` }),
+    foreignDomain: 404,
+  },
+  'PUT /api/domain/mailboxes/:mailboxId/storage': {
+    // null: no quota of its own (and none on the domain), so other rows' sends are never refused.
+    build: async (w) => ({
+      path: `/api/domain/mailboxes/${w.t.A2.mailboxId}/storage`,
+      json: { storageQuotaBytes: null },
+    }),
+    foreignDomain: 404,
+  },
+  'GET /api/domain/storage': {
+    build: async () => ({ path: '/api/domain/storage' }),
+    foreignDomain: 'success',
+  },
+  'PUT /api/domain/storage': {
+    build: async () => ({ path: '/api/domain/storage', json: { defaultStorageQuotaBytes: null } }),
+    foreignDomain: 'success',
+  },
+
   // ---- password login (no bearer token) ----
   'POST /api/mailbox/auth/login/password': {
     build: async (w) => ({

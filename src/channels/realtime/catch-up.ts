@@ -2,9 +2,14 @@ import type { Socket } from 'socket.io';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { EventService } from '../../core/events/event.service.js';
 import { eventsEmitted } from '../../telemetry/metric-registry.js';
+import { FairGate } from '../../storage/fair-gate.js';
 import { resyncNotice, type FeedFollower, type MailboxFeed } from './mailbox-feed.js';
 
-const REPLAY_PAGE = 500;
+/**
+ * Events per replay query. Each page queues at the process's replay gate (FairGate), so a socket
+ * with a long backlog takes its turn page by page and cannot starve the others or the API.
+ */
+export const REPLAY_PAGE = 200;
 
 export const roomOf = (mailboxId: string): string => `mailbox:${mailboxId}`;
 
@@ -28,6 +33,10 @@ export class CatchUp implements FeedFollower {
     /** The last event id the client holds. */
     private cursor: number,
     private readonly onFailure: (err: unknown) => void,
+    /** The process's replay gate; a socket of its own when omitted (tests). */
+    private readonly gate: FairGate = new FairGate(1),
+    /** Called once when the socket reaches live (its replay slot goes back). */
+    private readonly onLive: () => void = () => undefined,
   ) {}
 
   /** `fromLog` false: the cursor is the feed's position already (a client without lastEventId). */
@@ -60,7 +69,7 @@ export class CatchUp implements FeedFollower {
     try {
       for (;;) {
         const from = this.cursor;
-        const r = await this.events.replay(this.feed.mailbox.id, from, REPLAY_PAGE);
+        const r = await this.gate.run(() => this.events.replay(this.feed.mailbox.id, from, REPLAY_PAGE));
         if (this.isClosed()) return;
         if (r.resyncRequired) {
           // Older than retention: say so explicitly, then continue from the head (never a silent gap).
@@ -106,6 +115,7 @@ export class CatchUp implements FeedFollower {
     }
     this.feed.followers.delete(this);
     this.state = 'live';
+    this.onLive();
     void this.socket.join(roomOf(this.feed.mailbox.id));
     // Tells the client the replay is over and from which id live events follow.
     this.socket.emit('subscription.ready', {

@@ -20,8 +20,10 @@ export interface Subscriber {
   mailbox: MailboxRef;
   /** Replay starts after this id; null: live events from now on. */
   lastEventId: number | null;
-  /** Gives back the token's connection slot (MAX_SOCKETS_PER_TOKEN); idempotent. */
+  /** Gives back the token's connection slot (MAX_SOCKETS_PER_TOKEN) and replay slot; idempotent. */
   release: () => void;
+  /** Gives back the token's replay slot (MAX_REPLAYS_PER_TOKEN) once the replay reached live; idempotent. */
+  replayDone: () => void;
 }
 
 const authSchema = z.object({
@@ -58,8 +60,22 @@ export async function authorizeHandshake(
   );
   const input = parseInput(authSchema, { mailboxAddress: auth.mailboxAddress, lastEventId: auth.lastEventId }, 'auth');
   const mailbox = await services.events.openSubscription(principal, input.mailboxAddress);
-  const release = services.caps.sockets.acquire(principal.tokenId);
-  return { principal, mailbox, lastEventId: input.lastEventId ?? null, release };
+  const lastEventId = input.lastEventId ?? null;
+  const releaseSocket = services.caps.sockets.acquire(principal.tokenId);
+  let replayDone = () => undefined as void;
+  if (lastEventId !== null) {
+    try {
+      replayDone = services.caps.replays.acquire(principal.tokenId);
+    } catch (err) {
+      releaseSocket();
+      throw err;
+    }
+  }
+  const release = () => {
+    replayDone();
+    releaseSocket();
+  };
+  return { principal, mailbox, lastEventId, release, replayDone };
 }
 
 /** A Socket.IO error as a client sees it: the message, and the catalog payload as `data`. */

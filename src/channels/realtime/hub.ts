@@ -70,10 +70,18 @@ export class RealtimeHub {
       // Live from now: the feed's position is "now" for this process.
       if (feed.lastSeq === null) await feed.whenStarted();
       if (!socket.connected) return;
-      catchUp = new CatchUp(socket, feed, this.services.events, feed.lastSeq!, fail);
+      catchUp = new CatchUp(socket, feed, this.services.events, feed.lastSeq!, fail, this.services.replayGate);
       catchUp.start(false);
     } else {
-      catchUp = new CatchUp(socket, feed, this.services.events, sub.lastEventId, fail);
+      catchUp = new CatchUp(
+        socket,
+        feed,
+        this.services.events,
+        sub.lastEventId,
+        fail,
+        this.services.replayGate,
+        sub.replayDone,
+      );
       catchUp.start(true);
     }
   }

@@ -1,8 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
-import type { Database } from '../../storage/database.js';
+import { sql, type Database, type Sql } from '../../storage/database.js';
 import { BlobTooLargeError } from '../../storage/errors.js';
 import { toAppError } from '../error-mapping.js';
+import { AppError } from '../errors.js';
+import { storageUsage } from '../quota/storage-quota.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import type { Clock } from '../time.js';
 import type { Principal } from '../auth/principal.js';
@@ -40,7 +42,7 @@ export class AttachmentService {
     private readonly db: Database,
     private readonly blobs: BlobStore,
     private readonly clock: Clock,
-    private readonly options: { maxBytes: number },
+    private readonly options: { maxBytes: number; maxPending: number; maxPendingBytes: number },
   ) {}
 
   get maxBytes(): number {
@@ -78,9 +80,10 @@ export class AttachmentService {
     try {
       this.authorize(principal);
       const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
-      await this.db.tx((trx) =>
-        insertAttachment(trx, { ...staged, mailboxId: mailbox.id, messageId: null, at: this.clock.now() }),
-      );
+      await this.db.tx(async (trx) => {
+        await this.admit(trx, mailbox.id, staged.sizeBytes);
+        await insertAttachment(trx, { ...staged, mailboxId: mailbox.id, messageId: null, at: this.clock.now() });
+      });
     } catch (err) {
       await this.discard(staged);
       throw err;
@@ -91,6 +94,39 @@ export class AttachmentService {
       contentType: staged.contentType,
       sizeBytes: staged.sizeBytes,
     };
+  }
+
+  /**
+   * The bounds on what a mailbox may park in uploads (docs/api.md, "Storage quota"): at most
+   * maxPending unclaimed uploads and maxPendingBytes of them (UPLOADS_PENDING_LIMIT, 429), and
+   * its stored messages plus unclaimed uploads within its storage quota (QUOTA_EXCEEDED, 413).
+   * Under the mailbox row lock, so parallel uploads of one mailbox are counted one at a time.
+   */
+  private async admit(trx: Sql, mailboxId: string, sizeBytes: number): Promise<void> {
+    await sql`select id from mailbox where id = ${mailboxId} for update`.execute(trx);
+    const usage = await storageUsage(trx, mailboxId);
+    if (!usage) throw new AppError('NOT_FOUND');
+    if (
+      usage.pendingUploads + 1 > this.options.maxPending ||
+      usage.pendingUploadBytes + sizeBytes > this.options.maxPendingBytes
+    )
+      throw new AppError('UPLOADS_PENDING_LIMIT');
+    if (usage.quotaBytes !== null && usage.usedBytes + usage.pendingUploadBytes + sizeBytes > usage.quotaBytes)
+      throw new AppError('QUOTA_EXCEEDED');
+  }
+
+  /**
+   * The same bounds before a byte is read, when the mailbox is known up front (a mailbox token,
+   * MCP): a mailbox already at a cap is refused at once instead of after streaming the upload.
+   * `admit` stays the authority (this one takes no lock).
+   */
+  async precheck(mailboxId: string): Promise<void> {
+    const usage = await storageUsage(this.db.db, mailboxId);
+    if (!usage) return;
+    if (usage.pendingUploads >= this.options.maxPending || usage.pendingUploadBytes >= this.options.maxPendingBytes)
+      throw new AppError('UPLOADS_PENDING_LIMIT');
+    if (usage.quotaBytes !== null && usage.usedBytes + usage.pendingUploadBytes >= usage.quotaBytes)
+      throw new AppError('QUOTA_EXCEEDED');
   }
 
   async discard(staged: StagedUpload): Promise<void> {
@@ -104,7 +140,8 @@ export class AttachmentService {
     file: UploadFile,
   ): Promise<AttachmentUploaded> {
     this.authorize(principal);
-    await resolveMailbox(this.db, principal, mailboxAddress);
+    const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
+    await this.precheck(mailbox.id);
     return this.commit(principal, mailboxAddress, await this.stage(file));
   }
 }

@@ -80,9 +80,15 @@ export async function applySoftDelete(
     perMailbox.set(r.mailbox_id, counts);
   }
   // Map iteration keeps insertion order, which is mailbox-id order because `fresh` is sorted.
+  // A deleted message gives its stored bytes back to the storage quota (docs/api.md, "Storage
+  // quota"): it leaves every read at once; its blobs stay as long as a row names them.
   for (const [mailboxId, c] of perMailbox) {
+    const ids = fresh.filter((r) => r.mailbox_id === mailboxId).map((r) => r.id);
     await sql`update mailbox set inbound_count = greatest(inbound_count - ${c.inbound}, 0),
-      outbound_count = greatest(outbound_count - ${c.outbound}, 0) where id = ${mailboxId}`.execute(trx);
+      outbound_count = greatest(outbound_count - ${c.outbound}, 0),
+      storage_used_bytes = greatest(storage_used_bytes - (select coalesce(sum(stored_bytes), 0) from message
+        where id = any(${ids}::varchar[])), 0)
+      where id = ${mailboxId}`.execute(trx);
   }
   for (const r of fresh) {
     const result: DeleteResult = { messageId: r.id, deletedAtTs: now.getTime(), alreadyDeleted: false };

@@ -41,8 +41,19 @@ export async function convergeDomainRow(
     !existing.disabled_at &&
     existing.send_rate_limit_per_minute === limit
   ) {
-    return { domainId: existing.id, outcome: 'unchanged' };
+    const quotaChanged = await convergeDefaultQuota(trx, existing.id, res);
+    return { domainId: existing.id, outcome: quotaChanged ? 'updated' : 'unchanged' };
   }
   const domainId = await upsertDomain(trx, { name, sendRateLimitPerMinute: limit, resourceKey: key }, now);
+  await convergeDefaultQuota(trx, domainId, res);
   return { domainId, outcome: existing ? 'updated' : 'created' };
+}
+
+/** A declared `spec.defaultStorageQuotaBytes` is the manifest's to own; without one the API decides. */
+async function convergeDefaultQuota(trx: Sql, domainId: string, res: DomainResource): Promise<boolean> {
+  const quota = res.spec.defaultStorageQuotaBytes;
+  if (quota === undefined) return false;
+  const r = await sql`update domain set default_storage_quota_bytes = ${quota}
+    where id = ${domainId} and default_storage_quota_bytes is distinct from ${quota}::bigint`.execute(trx);
+  return Number(r.numAffectedRows ?? 0) > 0;
 }

@@ -109,6 +109,14 @@ export async function convergeMailboxRows(
     const policyChanged = await writeDeclaredPolicy(trx, mailbox.id, mailboxPolicySchema.parse(res.spec.policy));
     if (policyChanged && outcome === 'unchanged') outcome = 'updated';
   }
+  // A declared quota is the manifest's to own, like the policy; without one the API's PUT decides.
+  if (res.spec.storageQuotaBytes !== undefined) {
+    const changed = await sql`update mailbox set storage_quota_bytes = ${res.spec.storageQuotaBytes}
+      where id = ${mailbox.id} and storage_quota_bytes is distinct from ${res.spec.storageQuotaBytes}::bigint`.execute(
+      trx,
+    );
+    if (Number(changed.numAffectedRows ?? 0) > 0 && outcome === 'unchanged') outcome = 'updated';
+  }
   const identityChanged = await ensureIdentity(trx, mailbox.id, address, displayName, now);
   const aliases = await convergeAliases(trx, mailbox.id, res.spec.aliases ?? [], displayName, now);
   if (outcome === 'unchanged' && (identityChanged || aliases.changed)) outcome = 'updated';

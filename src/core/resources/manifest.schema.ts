@@ -27,6 +27,8 @@ const secretKey = z
   .max(253)
   .regex(/^[-._a-zA-Z0-9]+$/, 'must consist of a-z, A-Z, 0-9, "-", "_" or "."');
 const rateLimit = z.number().int().min(1).max(1_000_000);
+/** Bytes; when given, the manifest owns the quota (docs/api.md, "Storage quota"). */
+const storageBytes = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 /** Unknown metadata (labels, annotations, resourceVersion…) is allowed and dropped. */
 const metadataSchema = z
@@ -47,6 +49,8 @@ const domainSpecSchema = z
     domain: z.string().trim().toLowerCase().refine(isDomainName, 'must be a domain name such as example.test'),
     tokenSecretName: objectName.optional(),
     sendRateLimitPerMinute: rateLimit.optional(),
+    /** Storage quota of its mailboxes that declare none. */
+    defaultStorageQuotaBytes: storageBytes.optional(),
   })
   .strict();
 
@@ -60,6 +64,8 @@ const mailboxSpecSchema = z
     sendRateLimitPerMinute: rateLimit.optional(),
     /** Outbound policy (docs/api.md, "Outbound policy"); when given, the manifest owns it. */
     policy: mailboxPolicyInputSchema.optional(),
+    /** Storage quota of this mailbox (overrides the Domain's default). */
+    storageQuotaBytes: storageBytes.optional(),
   })
   .strict()
   .superRefine((spec, ctx) => {

@@ -8,6 +8,8 @@ export const DomainEntity = defineEntity({
     id: p.string().primary().length(40),
     name: p.string().length(253).unique(),
     sendRateLimitPerMinute: p.integer().nullable(),
+    /** Storage quota of its mailboxes that set none (bytes); null: STORAGE_QUOTA_DEFAULT_BYTES. */
+    defaultStorageQuotaBytes: p.bigint('number').nullable(),
     /** `namespace/name` of the declaring resource, when declared by a manifest. */
     resourceKey: p.string().length(300).nullable().unique(),
     createdAt: p.datetime(3),

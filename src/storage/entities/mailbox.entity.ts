@@ -24,6 +24,10 @@ export const MailboxEntity = defineEntity({
     eventSeq: p.bigint('number').default(0),
     inboundCount: p.bigint('number').default(0),
     outboundCount: p.bigint('number').default(0),
+    /** Bytes its live messages occupy (docs/api.md, "Storage quota"). */
+    storageUsedBytes: p.bigint('number').default(0),
+    /** null: the domain's default. */
+    storageQuotaBytes: p.bigint('number').nullable(),
     createdAt: p.datetime(3),
     disabledAt: p.datetime(3).nullable(),
   },

@@ -55,6 +55,8 @@ export const MessageEntity = defineEntity({
     bccAddresses: p.array(),
     mailboxAddress: p.string().length(320),
     attachmentCount: p.integer().default(0),
+    /** Bytes charged to the mailbox's storage quota for this message (raw, bodies, attachments). */
+    storedBytes: p.bigint('number').default(0),
     bodyText: p.text().nullable(),
     bodyHtml: p.text().nullable(),
     bodyFormat: p.string().length(16),

@@ -7,6 +7,7 @@ import { Migration20270110000100MessageExtracted } from './20270110000100-messag
 import { Migration20270110000200AttachmentText } from './20270110000200-attachment-text.js';
 import { Migration20270110000300Webhooks } from './20270110000300-webhooks.js';
 import { Migration20270120000000BlobChunks } from './20270120000000-blob-chunks.js';
+import { Migration20270125000000StorageQuota } from './20270125000000-storage-quota.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   { name: 'Migration20270110000200AttachmentText', class: Migration20270110000200AttachmentText },
   { name: 'Migration20270110000300Webhooks', class: Migration20270110000300Webhooks },
   { name: 'Migration20270120000000BlobChunks', class: Migration20270120000000BlobChunks },
+  { name: 'Migration20270125000000StorageQuota', class: Migration20270125000000StorageQuota },
 ];

@@ -12,6 +12,7 @@ import { searchRoutes } from './search.routes.js';
 import { domainWebhookRoutes, mailboxWebhookRoutes } from './webhooks.routes.js';
 import { eventRoutes } from './events.routes.js';
 import { policyRoutes } from './policy.routes.js';
+import { storageRoutes } from './storage.routes.js';
 
 /** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
 export const allRoutes: readonly RouteSpec[] = [
@@ -28,6 +29,7 @@ export const allRoutes: readonly RouteSpec[] = [
   ...dkimRoutes,
   ...eventRoutes,
   ...policyRoutes,
+  ...storageRoutes,
   ...domainWebhookRoutes,
   ...mailboxWebhookRoutes,
 ];

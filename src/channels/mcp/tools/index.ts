@@ -14,6 +14,7 @@ import { decideApprovalTool } from './decide-approval.js';
 import { searchMessagesTool } from './search-messages.js';
 import { getVerificationCodeTool } from './get-verification-code.js';
 import { getAttachmentTool } from './get-attachment.js';
+import { getMailboxStorageTool } from './get-mailbox-storage.js';
 
 /** Every tool, in the order tools/list shows them. Only upload_attachment depends on config (its size cap). */
 export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
@@ -33,5 +34,6 @@ export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
     searchMessagesTool,
     getVerificationCodeTool,
     getAttachmentTool,
+    getMailboxStorageTool,
   ] as unknown as McpTool[];
 }

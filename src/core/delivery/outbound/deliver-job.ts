@@ -3,7 +3,7 @@ import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import { attachmentsOfMessage } from '../../attachments/attachment.store.js';
 import { observability } from '../../observability.js';
 import type { InboundStore } from '../receiving/inbound-store.js';
-import { deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
+import { MAILBOX_FULL_REPLY, deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
 import { routeRecipient } from '../recipient-routing.js';
 import { deliverExternally, failWithBounce, type TransferDeps, type TransferMessage } from './external-delivery.js';
 import type { LeaseGuard } from './job-lease.js';
@@ -46,28 +46,28 @@ export async function deliverMessage(
   const events: MailboxEvent[] = [];
   const external: PendingRecipient[] = [];
   const unknown: PendingRecipient[] = [];
+  const full: PendingRecipient[] = [];
   for (const recipient of recipients) {
     const route = await routeRecipient(db, recipient.address);
     if (route.kind === 'local') {
       const delivered = await deliverLocally(db, inbound, message, recipient, route.mailboxId, at);
+      if (delivered === 'full') {
+        full.push(recipient);
+        continue;
+      }
       if (delivered.length) observability().deliveryOutcome('local', 'delivered');
       events.push(...delivered);
     } else if (route.kind === 'unknown-local') unknown.push(recipient);
     else external.push(recipient);
   }
-  if (unknown.length) {
-    observability().deliveryOutcome('local', 'failed', unknown.length);
-    if (transfer)
-      events.push(
-        ...(await failWithBounce(
-          transfer.deps,
-          message,
-          unknown.map((r) => ({ recipient: r, address: r.address, reply: UNKNOWN_LOCAL_REPLY })),
-          null,
-          at,
-        )),
-      );
-    else for (const r of unknown) events.push(...(await failRecipient(db, message, r, UNKNOWN_LOCAL_REPLY, at)));
+  const failed = [
+    ...unknown.map((r) => ({ recipient: r, address: r.address, reply: UNKNOWN_LOCAL_REPLY })),
+    ...full.map((r) => ({ recipient: r, address: r.address, reply: MAILBOX_FULL_REPLY })),
+  ];
+  if (failed.length) {
+    observability().deliveryOutcome('local', 'failed', failed.length);
+    if (transfer) events.push(...(await failWithBounce(transfer.deps, message, failed, null, at)));
+    else for (const f of failed) events.push(...(await failRecipient(db, message, f.recipient, f.reply, at)));
   }
   if (external.length === 0) return { waiting: 0, events };
   if (!transfer?.deps.transport) return { waiting: external.length, events };

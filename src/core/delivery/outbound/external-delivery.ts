@@ -156,9 +156,14 @@ export async function failWithBounce(
           queuedAt: m.createdAt,
         },
       });
-      await d.blobs.put(rawKey, bounce.raw);
+      const { sizeBytes: rawSizeBytes } = await d.blobs.put(rawKey, bounce.raw);
       wrote = true;
-      const stored = await d.inbound.store(trx, { ...bounce.inbound, rawBlobKey: rawKey });
+      const stored = await d.inbound.store(trx, {
+        ...bounce.inbound,
+        rawBlobKey: rawKey,
+        rawSizeBytes,
+        quotaExempt: true,
+      });
       return { events: [...out, ...stored.events] };
     });
     return events;

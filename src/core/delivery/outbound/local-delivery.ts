@@ -3,6 +3,10 @@ import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import type { AttachmentFile } from '../../attachments/attachment.store.js';
 import type { InboundStore } from '../receiving/inbound-store.js';
 import { lockUnfinishedRecipient, setRecipientStatus } from './delivery-status.js';
+import { AppError } from '../../errors.js';
+
+/** RFC 3463 X.2.2: the recipient mailbox is at its storage quota (docs/api.md, "Storage quota"). */
+export const MAILBOX_FULL_REPLY = '552 5.2.2 Mailbox full';
 
 /** The sender's outbound row, as every recipient's copy is built from it. */
 export interface OutboundMessage {
@@ -32,6 +36,8 @@ export interface PendingRecipient {
  * Delivers one recipient into a hosted mailbox. The inbound copy and the recipient's status
  * change commit in one transaction, and the recipient row is locked and re-checked first, so a
  * crash, an expired lease or a second worker can never deliver it twice. Bcc is never copied.
+ * A recipient mailbox at its storage quota gets nothing: the answer is `'full'` and the recipient
+ * stays unfinished for the caller to fail (with a bounce) like an unknown address.
  */
 export async function deliverLocally(
   db: Database,
@@ -40,7 +46,7 @@ export async function deliverLocally(
   recipient: PendingRecipient,
   targetMailboxId: string,
   at: Date,
-): Promise<MailboxEvent[]> {
+): Promise<MailboxEvent[] | 'full'> {
   return db.tx(async (trx) => {
     if (!(await lockUnfinishedRecipient(trx, recipient.id))) return [];
     // Mailbox rows in id order: sender and recipient mailboxes are both written (events,
@@ -61,22 +67,29 @@ export async function deliverLocally(
             )
           ).rows[0];
     if (!existing) {
-      const stored = await inbound.store(trx, {
-        mailboxId: targetMailboxId,
-        from: message.fromAddress,
-        fromDisplayName: message.fromDisplayName,
-        to: message.to,
-        cc: message.cc,
-        subject: message.subject,
-        bodyText: message.bodyText,
-        bodyHtml: message.bodyHtml,
-        internetMessageId: message.internetMessageId,
-        inReplyTo: message.inReplyTo,
-        references: message.references,
-        attachments: message.attachments,
-        receivedAt: at,
-        sentAt: message.sentAt,
-      });
+      const stored = await inbound
+        .store(trx, {
+          mailboxId: targetMailboxId,
+          from: message.fromAddress,
+          fromDisplayName: message.fromDisplayName,
+          to: message.to,
+          cc: message.cc,
+          subject: message.subject,
+          bodyText: message.bodyText,
+          bodyHtml: message.bodyHtml,
+          internetMessageId: message.internetMessageId,
+          inReplyTo: message.inReplyTo,
+          references: message.references,
+          attachments: message.attachments,
+          receivedAt: at,
+          sentAt: message.sentAt,
+        })
+        .catch((err: unknown) => {
+          // Refused before anything was written: the transaction is still good, and commits nothing.
+          if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') return 'full' as const;
+          throw err;
+        });
+      if (stored === 'full') return 'full';
       events.push(...stored.events);
     }
     events.push(await setRecipientStatus(trx, message, recipient, 'delivered', '250 2.0.0 Delivered locally', at));

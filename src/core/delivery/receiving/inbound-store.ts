@@ -7,6 +7,7 @@ import type { Clock } from '../../time.js';
 import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
 import { bodyFormatOf } from '../sending/outbound-store.js';
 import { extractMessage } from '../../extraction/extract.js';
+import { bodyBytes, chargeStorage } from '../../quota/storage-quota.js';
 import { cleanMessageIds, createThread, findParentByMessageIds, inboundReferences, touchThread } from '../threading.js';
 
 /** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
@@ -26,6 +27,10 @@ export interface InboundMessage {
   /** Blobs already in the blob store (parsed MIME parts, or a local sender's uploads). */
   attachments?: AttachmentFile[];
   rawBlobKey?: string | null;
+  /** Size of the raw blob, charged to the storage quota with the bodies and attachments. */
+  rawSizeBytes?: number;
+  /** Counted but never refused by the storage quota (our bounces to the sender). */
+  quotaExempt?: boolean;
   receivedAt: Date;
   /** The Date header, when known. */
   sentAt?: Date | null;
@@ -72,6 +77,12 @@ export class InboundStore {
       await sql<{ address: string }>`select address from mailbox where id = ${m.mailboxId} for update`.execute(trx)
     ).rows[0];
     if (!mailbox) throw new Error(`mailbox ${m.mailboxId} does not exist`);
+    // The storage quota, before anything is written: a refusal (QUOTA_EXCEEDED) leaves the
+    // caller's transaction usable (local delivery then fails that recipient in it).
+    const attachments = m.attachments ?? [];
+    const storedBytes =
+      (m.rawSizeBytes ?? 0) + bodyBytes(m.bodyText, m.bodyHtml) + attachments.reduce((s, a) => s + a.sizeBytes, 0);
+    await chargeStorage(trx, m.mailboxId, storedBytes, { exempt: m.quotaExempt === true });
     const references = inboundReferences(m.inReplyTo, m.references);
     const parent = await findParentByMessageIds(trx, m.mailboxId, references);
     const inReplyTo = cleanMessageIds([m.inReplyTo])[0] ?? null;
@@ -84,7 +95,6 @@ export class InboundStore {
       threadId = newId(ID_PREFIX.thread, now.getTime());
       await createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now });
     }
-    const attachments = m.attachments ?? [];
     const internetMessageId = cleanMessageIds([m.internetMessageId])[0] ?? null;
     // inReplyToMessageId names the parent only when it is the In-Reply-To message itself.
     const inReplyToMessageId = parent && parent.internetMessageId === inReplyTo ? parent.id : null;
@@ -94,12 +104,12 @@ export class InboundStore {
     await sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
-        auth_results, extracted, created_at, received_at, sent_at)
+        auth_results, extracted, created_at, received_at, sent_at, stored_bytes)
       values (${messageId}, ${m.mailboxId}, ${threadId}, 'inbound', ${m.subject}, ${m.from}, ${fromDisplayName},
         ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], ${mailbox.address}, ${attachments.length},
         ${m.bodyText}, ${m.bodyHtml}, ${bodyFormatOf(m.bodyText, m.bodyHtml)},
         ${m.rawBlobKey ?? null}, ${internetMessageId}, ${inReplyToMessageId}, ${references}::text[], false, null,
-        ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb, ${now}, ${m.receivedAt}, ${m.sentAt ?? null})`.execute(
+        ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb, ${now}, ${m.receivedAt}, ${m.sentAt ?? null}, ${storedBytes})`.execute(
       trx,
     );
     for (const a of attachments) await insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now });

@@ -19,6 +19,7 @@ import { tee } from '../../mail/tee.js';
 import type { InboundStore } from './inbound-store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import { routeRecipient } from '../recipient-routing.js';
+import { assertNotFull } from '../../quota/storage-quota.js';
 
 export interface InboundEnvelope {
   /** MAIL FROM; empty for the null sender of bounces (RFC 5321 §4.5.5). */
@@ -57,7 +58,12 @@ export class ReceivingService {
     if (/@\[.*\]$/.test(normalized)) throw new AppError('RELAY_DENIED');
     if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
     const route = await routeRecipient(this.db, normalized);
-    if (route.kind === 'local') return { address: normalized, mailboxId: route.mailboxId };
+    if (route.kind === 'local') {
+      // A mailbox already at its storage quota is refused here (552 5.2.2, for this recipient
+      // only); the commit charges the message and refuses it if the last bytes went meanwhile.
+      await assertNotFull(this.db.db, route.mailboxId);
+      return { address: normalized, mailboxId: route.mailboxId };
+    }
     throw new AppError(route.kind === 'unknown-local' ? 'MAILBOX_UNKNOWN' : 'RELAY_DENIED');
   }
 
@@ -105,7 +111,7 @@ export class ReceivingService {
       const trace = Buffer.from(
         ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
       );
-      await this.blobs.prependAndMove(arrivingKey, rawKey, trace);
+      const { sizeBytes: rawSizeBytes } = await this.blobs.prependAndMove(arrivingKey, rawKey, trace);
       const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
       const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
       const copies = await this.db.tx(async (trx) => {
@@ -126,6 +132,7 @@ export class ReceivingService {
               references: m.references,
               attachments: m.attachments,
               rawBlobKey: rawKey,
+              rawSizeBytes,
               receivedAt,
               sentAt: m.date,
               authResults: (authResults ?? UNVERIFIED) as unknown as Record<string, unknown>,

@@ -5,6 +5,7 @@ import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { claimAttachments } from '../../attachments/attachment.store.js';
 import { sql, type Sql } from '../../../storage/database.js';
 import { createThread, internetMessageIdFor, touchThread } from '../threading.js';
+import { bodyBytes, chargeStorage } from '../../quota/storage-quota.js';
 import type { SendAccepted } from './send.schemas.js';
 
 /** The message a reply answers, as the outbound row needs it. */
@@ -32,6 +33,8 @@ export interface OutboundDraft {
   /** Defaults to `<messageId@mailbox-domain>`. */
   internetMessageId?: string | null;
   rawBlobKey?: string | null;
+  /** Size of the raw blob (SMTP submission), charged to the storage quota with the rest. */
+  rawSizeBytes?: number;
   /** An active sender identity of the mailbox; defaults to the primary address and display name. */
   fromAddress?: string;
   fromDisplayName?: string;
@@ -67,6 +70,13 @@ export async function writeOutbound(
   const at = meta.at;
   // Mailbox row first, thread after: the lock order every writer here keeps (see local-delivery).
   await sql`update mailbox set outbound_count = outbound_count + 1 where id = ${mailbox.id}`.execute(trx);
+  // The sender's own copy counts against its storage quota: raw, bodies and the uploads it claims
+  // (uploads are charged when claimed, not when uploaded; docs/api.md, "Storage quota").
+  const storedBytes =
+    (draft.rawSizeBytes ?? 0) +
+    bodyBytes(draft.bodyText, draft.bodyHtml) +
+    (await unclaimedBytes(trx, mailbox.id, draft.attachmentIds));
+  await chargeStorage(trx, mailbox.id, storedBytes);
   const messageId = newId(ID_PREFIX.message, at.getTime());
   let threadId: string;
   if (draft.parent) {
@@ -85,13 +95,14 @@ export async function writeOutbound(
   await sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
       raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, read_at,
-      delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted)
+      delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted,
+      stored_bytes)
     values (${messageId}, ${mailbox.id}, ${threadId}, 'outbound', ${draft.subject}, ${fromAddress}, ${fromDisplayName},
       ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${draft.attachmentIds.length},
       ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
       ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
-      ${meta.autoSubmitted ?? null})`.execute(trx);
+      ${meta.autoSubmitted ?? null}, ${storedBytes})`.execute(trx);
   await claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds);
   for (const r of recipientsOf(draft)) {
     await sql`insert into message_recipient (id, message_id, address, kind, status, attempts, updated_at)
@@ -127,6 +138,16 @@ export async function writeOutbound(
     at,
   );
   return { accepted, event };
+}
+
+/** Bytes of the caller's uploads among `ids` that no message claimed yet (claimAttachments checks the ids). */
+async function unclaimedBytes(trx: Sql, mailboxId: string, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const row = (
+    await sql<{ total: unknown }>`select coalesce(sum(size_bytes), 0) as total from attachment
+      where mailbox_id = ${mailboxId} and message_id is null and id = any(${[...ids]}::text[])`.execute(trx)
+  ).rows[0];
+  return Number(row?.total ?? 0);
 }
 
 /** The worker's job for a message: at send, or in the approving transaction of a held one. */

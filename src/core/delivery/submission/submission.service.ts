@@ -10,6 +10,7 @@ import { sql, type Database } from '../../../storage/database.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import type { BlobStore } from '../../../storage/blobs/blob-store.js';
 import { parseMime } from '../../mail/mime-parse.js';
+import { assertNotFull } from '../../quota/storage-quota.js';
 import { tee } from '../../mail/tee.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
@@ -121,6 +122,8 @@ export class SubmissionService {
     const address = normalizeAddress(mailFrom);
     if (!isAddress(address) || !(await isActiveIdentity(this.db, submitter.mailbox.id, address)))
       throw new AppError('SENDER_NOT_IDENTITY');
+    // The sender's copy is stored here: a mailbox already at its quota is refused now (552 5.2.2).
+    await assertNotFull(this.db.db, submitter.mailbox.id);
   }
 
   /**
@@ -183,6 +186,7 @@ export class SubmissionService {
       staged = await stageAttachments(this.db, submitter.mailbox.id, message.attachments);
       const draft = await submittedDraft(this.db, submitter.mailbox, envelope, message, {
         rawKey,
+        rawSizeBytes: stored.value.sizeBytes,
         attachmentIds: staged,
       });
       // The whole-message policy decision again at end of DATA (headers: reply parent, approval).

@@ -18,7 +18,7 @@ export async function submittedDraft(
   mailbox: MailboxRef,
   envelope: { rcptTo: readonly string[] },
   message: ParsedMessage,
-  stored: { rawKey: string; attachmentIds: string[] },
+  stored: { rawKey: string; rawSizeBytes: number; attachmentIds: string[] },
 ): Promise<OutboundDraft> {
   const recipients = [...new Set(envelope.rcptTo.map(normalizeAddress))].filter(isAddress);
   const inEnvelope = (a: string) => recipients.includes(a);
@@ -41,6 +41,7 @@ export async function submittedDraft(
       : null,
     internetMessageId: cleanMessageIds([message.messageId])[0] ?? null,
     rawBlobKey: stored.rawKey,
+    rawSizeBytes: stored.rawSizeBytes,
     fromAddress: from.address,
     fromDisplayName: from.name,
   };
