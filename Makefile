@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test chromium client db-types test-postgres test-pglite test-k8s e2e reliability soak bench lint format clean services
+.PHONY: install build run test chromium client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke lint format clean services
 
 install: node_modules/.installed
 
@@ -53,6 +53,11 @@ reliability: install services
 soak: build services
 	node dist/bench/soak/run.js
 
+## make bench-smoke: bench/http's rows (list, get, search) on small mailboxes, 2 s a row: checks that
+## every row answers, in about a minute; not figures (SEARCH_BENCH_MESSAGES sets the search mailbox).
+bench-smoke: build services
+	BENCH_SMALL=2000 SEARCH_BENCH_MESSAGES=$${SEARCH_BENCH_MESSAGES:-20000} BENCH_SECONDS=2 node dist/bench/http/run.js
+
 test-pglite: install
 	MAILBOX_TEST_ENGINE=pglite vitest run
 
@@ -61,6 +66,7 @@ bench: build services
 	node dist/bench/smtp/run.js
 	node dist/bench/realtime/run.js
 	node dist/bench/console/run.js
+	node dist/bench/extraction/run.js
 	node dist/bench/memory/run.js
 
 ## make lint: type-check src, test, bench and operator; ESLint; the import rules of ARCHITECTURE.md

@@ -153,6 +153,8 @@ export const configSchema = z.object({
   MAX_REPLAYS_PER_TOKEN: z.coerce.number().int().min(1).default(4),
   /** Uploads no send claimed yet that one mailbox may hold (429 UPLOADS_PENDING_LIMIT beyond). */
   MAX_PENDING_UPLOADS_PER_MAILBOX: z.coerce.number().int().min(1).default(100),
+  /** Upload bodies one process reads at once; the rest wait unread (docs/api.md, "Storage quota"). */
+  UPLOAD_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Bytes of unclaimed uploads one mailbox may hold (429 UPLOADS_PENDING_LIMIT beyond). */
   MAX_PENDING_UPLOAD_BYTES_PER_MAILBOX: z.coerce
     .number()

@@ -145,6 +145,7 @@ export function createServices(deps: CoreDeps): Services {
     maxBytes: config.MAX_ATTACHMENT_BYTES,
     maxPending: config.MAX_PENDING_UPLOADS_PER_MAILBOX,
     maxPendingBytes: config.MAX_PENDING_UPLOAD_BYTES_PER_MAILBOX,
+    concurrentUploads: config.UPLOAD_CONCURRENCY,
   });
   const auditStore = new AuditStore(db);
   const policyStore = new PolicyStore(db);

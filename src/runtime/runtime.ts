@@ -166,6 +166,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     const webhookWorker = new WebhookWorker(services, services.webhookCipher, {
       workerId: `${hostname()}:${process.pid}`,
       pollIntervalMs: config.WORKER_POLL_INTERVAL,
+      leaseMs: config.WORKER_LEASE,
       timeoutMs: config.WEBHOOK_TIMEOUT,
       retry: { baseMs: config.WEBHOOK_RETRY_BASE, maxMs: config.WEBHOOK_RETRY_MAX },
       disableAfterMs: config.WEBHOOK_DISABLE_AFTER,

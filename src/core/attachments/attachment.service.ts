@@ -4,6 +4,7 @@ import type { Database, Sql } from '../../storage/database.js';
 import { BlobTooLargeError } from '../../storage/errors.js';
 import { toAppError } from '../error-mapping.js';
 import { AppError } from '../errors.js';
+import { FairGate } from '../../storage/fair-gate.js';
 import { lockMailboxRow, storageUsage } from '../quota/storage-quota.store.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import type { Clock } from '../time.js';
@@ -42,8 +43,30 @@ export class AttachmentService {
     private readonly db: Database,
     private readonly blobs: BlobStore,
     private readonly clock: Clock,
-    private readonly options: { maxBytes: number; maxPending: number; maxPendingBytes: number },
-  ) {}
+    private readonly options: {
+      maxBytes: number;
+      maxPending: number;
+      maxPendingBytes: number;
+      concurrentUploads: number;
+    },
+  ) {
+    this.uploadSlots = new FairGate(options.concurrentUploads);
+  }
+
+  /** Upload bodies read at once in this process (UPLOAD_CONCURRENCY); the rest wait, unread. */
+  private readonly uploadSlots: FairGate;
+  /** Admissions in flight per mailbox in this process (see `commit`). */
+  private readonly admitting = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs one upload (reading its body, staging and committing it) in one of UPLOAD_CONCURRENCY
+   * slots. A waiting upload's body is not read, so TCP holds its client back; a flood of parallel
+   * uploads then costs this process a few streams at a time instead of every database connection
+   * and the event loop (docs/api.md, "Storage quota"), while other requests go ahead.
+   */
+  withUploadSlot<T>(task: () => Promise<T>): Promise<T> {
+    return this.uploadSlots.run(task);
+  }
 
   get maxBytes(): number {
     return this.options.maxBytes;
@@ -80,10 +103,14 @@ export class AttachmentService {
     try {
       this.authorize(principal);
       const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
-      await this.db.tx(async (trx) => {
-        await this.admit(trx, mailbox.id, staged.sizeBytes);
-        await insertAttachment(trx, { ...staged, mailboxId: mailbox.id, messageId: null, at: this.clock.now() });
-      });
+      // One admission per mailbox at a time in this process: the others wait here, not on the
+      // mailbox row lock holding a pooled connection each (which starved every other tenant).
+      await this.oneAtATime(mailbox.id, () =>
+        this.db.tx(async (trx) => {
+          await this.admit(trx, mailbox.id, staged.sizeBytes);
+          await insertAttachment(trx, { ...staged, mailboxId: mailbox.id, messageId: null, at: this.clock.now() });
+        }),
+      );
     } catch (err) {
       await this.discard(staged);
       throw err;
@@ -129,6 +156,18 @@ export class AttachmentService {
       throw new AppError('QUOTA_EXCEEDED');
   }
 
+  private async oneAtATime<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const before = this.admitting.get(key) ?? Promise.resolve();
+    const mine = before.then(task, task);
+    const settled = mine.catch(() => undefined);
+    this.admitting.set(key, settled);
+    try {
+      return await mine;
+    } finally {
+      if (this.admitting.get(key) === settled) this.admitting.delete(key);
+    }
+  }
+
   async discard(staged: StagedUpload): Promise<void> {
     await this.blobs.delete(staged.blobKey).catch(() => undefined);
   }
@@ -142,6 +181,6 @@ export class AttachmentService {
     this.authorize(principal);
     const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
     await this.precheck(mailbox.id);
-    return this.commit(principal, mailboxAddress, await this.stage(file));
+    return this.withUploadSlot(async () => this.commit(principal, mailboxAddress, await this.stage(file)));
   }
 }

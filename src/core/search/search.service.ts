@@ -23,6 +23,23 @@ export class SearchService {
   ) {}
 
   async search(principal: Principal, input: SearchInput): Promise<SearchPage> {
+    const { mailbox, scope, sql } = await this.prepare(principal, input);
+    const rows = await this.db.rows(sql);
+    const page = rows.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => toSummary(r, mailbox.address)),
+      nextCursor:
+        rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
+    };
+  }
+
+  /**
+   * Everything up to the query: scope, parsed q, the mailbox under the one visibility rule and
+   * the cursor; returns the exact SQL of the page (one row more than the limit, to know whether
+   * there is a next page). search() runs it; test/search/search-plan.test.ts EXPLAINs it.
+   */
+  async prepare(principal: Principal, input: SearchInput) {
     requireScope(principal, 'MailboxRead');
     const query = parseSearchQuery(input.q);
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
@@ -30,15 +47,10 @@ export class SearchService {
     const digest = createHash('sha256').update(canonicalQuery(query)).digest('base64url').slice(0, 16);
     const scope = `search:${mailbox.id}:${digest}`;
     const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
-    const rows = await this.db.rows(
-      searchPageQuery(visibilityOfMailbox(mailbox), mailbox.id, query, after, input.limit + 1),
-    );
-    const page = rows.slice(0, input.limit);
-    const last = page[page.length - 1];
     return {
-      items: page.map((r) => toSummary(r, mailbox.address)),
-      nextCursor:
-        rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
+      mailbox,
+      scope,
+      sql: searchPageQuery(visibilityOfMailbox(mailbox), mailbox.id, query, after, input.limit + 1),
     };
   }
 }

@@ -16,6 +16,8 @@ import { sendWebhook } from './webhook-sender.js';
 export interface WebhookWorkerOptions {
   workerId: string;
   pollIntervalMs: number;
+  /** WORKER_LEASE: how long a crashed worker's claim blocks its delivery (see webhookLeaseMs). */
+  leaseMs: number;
   /** Per attempt: connect, send and the 2xx answer must fit in it. */
   timeoutMs: number;
   retry: RetryPolicy;
@@ -25,6 +27,15 @@ export interface WebhookWorkerOptions {
   concurrency: number;
   policy: NetworkTargetPolicy;
 }
+
+/**
+ * The lease on a claimed delivery: WORKER_LEASE, but never under three attempt timeouts, so an
+ * attempt still in flight to a slow receiver (the sender cuts it at WEBHOOK_TIMEOUT) cannot be
+ * retaken and sent a second time at once by another worker; after a crash the delivery waits
+ * this long, then any worker takes it again (docs/api.md, "Webhooks").
+ */
+export const webhookLeaseMs = (workerLeaseMs: number, timeoutMs: number): number =>
+  Math.max(workerLeaseMs, 3 * timeoutMs);
 
 /**
  * Delivers the webhook outbox (docs/api.md, "Webhooks"), in the worker role. `concurrency` loops
@@ -90,7 +101,7 @@ export class WebhookWorker {
   async runOnce(): Promise<boolean> {
     const { db, clock } = this.services;
     // The lease outlives one attempt by far, so it never needs renewing mid-send.
-    const leaseMs = Math.max(60_000, this.options.timeoutMs * 3);
+    const leaseMs = webhookLeaseMs(this.options.leaseMs, this.options.timeoutMs);
     const d = await claimDelivery(db, this.options.workerId, leaseMs, clock.now());
     if (!d) return false;
     const outcome = await sendWebhook(d.url, this.cipher.decrypt(d.secretCipher, d.webhookId), d.payload, {

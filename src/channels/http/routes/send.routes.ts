@@ -59,8 +59,10 @@ export const sendRoutes = [
     status: 201,
     handler: async ({ principal, services, ctx }) => {
       services.attachments.authorize(principal);
-      const form = await readUploadForm(ctx, services.attachments);
-      return services.attachments.commit(principal, form.mailboxAddress, form.staged);
+      return services.attachments.withUploadSlot(async () => {
+        const form = await readUploadForm(ctx, services.attachments);
+        return services.attachments.commit(principal, form.mailboxAddress, form.staged);
+      });
     },
   }),
 ];
