@@ -21,7 +21,7 @@ program
     const { startTracing, stopTracing } = await import('../telemetry/tracing.js');
     const { startupBanner } = await import('./banner.js');
     const config = loadConfig();
-    startTracing();
+    await startTracing();
     const roles = parseRoles(opts.roles ?? config.MAILBOX_ROLES);
     const runtime = await startRuntime(config, { roles });
     // On a terminal, or where `make run` asks for it; never into a log collector's stream by surprise.

@@ -85,7 +85,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     });
   const clock = options.clock ?? systemClock;
   // Idempotent; OTEL_* variables are read by the SDK itself, as the OpenTelemetry spec defines.
-  startTracing();
+  await startTracing();
   installObservability(coreTelemetry);
   const roles = options.roles ?? parseRoles(config.MAILBOX_ROLES);
 

@@ -15,5 +15,5 @@ import { startTracing, tracesExportRequested } from './tracing.js';
 if (tracesExportRequested()) {
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
   const { autoInstrumentations } = await import('./auto-instrumentations.js');
-  startTracing(process.env, { instrumentations: autoInstrumentations() });
+  await startTracing(process.env, { instrumentations: autoInstrumentations() });
 }

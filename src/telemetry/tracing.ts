@@ -8,10 +8,13 @@ import {
   type Span,
   type SpanOptions,
 } from '@opentelemetry/api';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
-let sdk: NodeSDK | undefined;
+/** What startTracing started: the full SDK (export, instrumentation) or only a local provider. */
+let running: { shutdown(): Promise<unknown> } | undefined;
 
 export interface TracingOptions {
   /** Library instrumentations (http, koa, pg, ioredis: see auto-instrumentations.ts and preload.ts). */
@@ -28,26 +31,47 @@ export function tracesExportRequested(env: Record<string, string | undefined> = 
 
 /**
  * Starts OpenTelemetry once per process. A tracer provider is always registered, so every
- * request gets a real W3C trace id for `tid`; spans are exported only when the standard
- * OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT variables ask for it (off by default).
+ * request gets a real W3C trace id for `tid`. Only when spans leave the process (the standard
+ * OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT variables, library instrumentation, or a
+ * test's processors) is the full NodeSDK loaded: it brings every exporter (OTLP over three
+ * transports, Zipkin, Prometheus) and costs each process tens of MB it would never use
+ * (README, "Memory per role"). Otherwise a bare provider with the W3C propagator and an
+ * AsyncLocalStorage context does what `tid` and `traceparent` need.
  */
-export function startTracing(
+export async function startTracing(
   env: Record<string, string | undefined> = process.env,
   options: TracingOptions = {},
-): void {
-  if (sdk) return;
-  const processors = options.spanProcessors ?? (tracesExportRequested(env) ? undefined : [new NoopSpanProcessor()]);
-  sdk = new NodeSDK({
+): Promise<void> {
+  if (running) return;
+  const exporting = tracesExportRequested(env);
+  if (!exporting && !options.instrumentations?.length && !options.spanProcessors) {
+    const provider = new BasicTracerProvider();
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(provider);
+    running = {
+      shutdown: async () => {
+        await provider.shutdown();
+        trace.disable();
+        context.disable();
+        propagation.disable();
+      },
+    };
+    return;
+  }
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? 'mailbox-service',
-    ...(processors ? { spanProcessors: processors } : {}),
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
     instrumentations: options.instrumentations ?? [],
   });
   sdk.start();
+  running = sdk;
 }
 
 export async function stopTracing(): Promise<void> {
-  await sdk?.shutdown().catch(() => undefined);
-  sdk = undefined;
+  await running?.shutdown().catch(() => undefined);
+  running = undefined;
 }
 
 export const tracer = () => trace.getTracer('mailbox-service');
