@@ -125,6 +125,11 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const closers: Array<() => Promise<void>> = [];
   let httpPort: number | null = null;
 
+  // SMTP listens before the HTTP server does: /healthz answering must mean every listener of this
+  // process accepts connections (probes, tests), and making the STARTTLS certificate takes a moment.
+  const smtp = roles.includes('smtp') ? await startSmtpServers(services) : null;
+  const smtpPorts: Runtime['smtpPorts'] = smtp ? smtp.ports : { submission: null, mx: null };
+
   // One HTTP server carries the API + MCP (api role) and Socket.IO (realtime role); a process
   // with only the realtime role still serves /healthz, /readyz and /metrics on it, and so does an
   // smtp or worker process with HEALTH_SERVER=true (their Kubernetes probes and scraping).
@@ -148,12 +153,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     // Pushed last so it closes first: open websockets would otherwise hold server.close() forever.
     if (hub) closers.push(() => hub.close());
   }
-  let smtpPorts: Runtime['smtpPorts'] = { submission: null, mx: null };
-  if (roles.includes('smtp')) {
-    const smtp = await startSmtpServers(services);
-    smtpPorts = smtp.ports;
-    closers.push(() => smtp.close());
-  }
+  // Pushed after the HTTP server's, so SMTP sessions are closed (421 4.3.2) before the health server.
+  if (smtp) closers.push(() => smtp.close());
   if (roles.includes('worker')) {
     const worker = new OutboxWorker(services, {
       pollIntervalMs: config.WORKER_POLL_INTERVAL,
