@@ -12,7 +12,10 @@ register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
 const exporter = new InMemorySpanExporter();
 const { startTracing, stopTracing } = await import('../../src/telemetry/tracing.js');
 const { autoInstrumentations } = await import('../../src/telemetry/auto-instrumentations.js');
-await startTracing({}, { instrumentations: autoInstrumentations(), spanProcessors: [new SimpleSpanProcessor(exporter)] });
+await startTracing(
+  {},
+  { instrumentations: autoInstrumentations(), spanProcessors: [new SimpleSpanProcessor(exporter)] },
+);
 createRequire(import.meta.url)('koa');
 const { ENGINE, startTestServer } = await import('../support/harness.js');
 const { sendBody, twoMailboxes, waitFor } = await import('../delivery/helpers.js');
