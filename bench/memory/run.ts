@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,7 +31,6 @@ async function main(): Promise<void> {
   await seedMessages(db.url, box!.mailboxId, 'load@mem.test', 10_000);
   const rows: Array<Record<string, string | number>> = [];
 
-  const { spawn } = await import('node:child_process');
   const floor = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   await sleep(2000);
   rows.push({ process: 'bare node (floor)', 'idle RSS MB': rssMb(floor.pid).toFixed(0), 'under load MB': '' });

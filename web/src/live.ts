@@ -1,21 +1,12 @@
 import { io, type Socket } from 'socket.io-client';
 import { signal } from '@preact/signals';
+import { EVENT_TYPES } from '../../src/types/mailbox-event';
 
 export type LiveState = 'connecting' | 'live' | 'offline';
 export const liveState = signal<LiveState>('offline');
 
-/** Every event the hub sends (docs/api.md, "Real-time events"). */
-export const MAILBOX_EVENTS = [
-  'message.received',
-  'message.sent',
-  'message.delivery',
-  'message.read-state',
-  'message.deleted',
-  // Outbound policy (approval queue): sent once that feature is on the server; harmless before.
-  'message.approval-required',
-  'message.approved',
-  'message.rejected',
-] as const;
+/** Every event the hub sends (docs/api.md, "Real-time events"): the server's own list, so none is missed. */
+export const MAILBOX_EVENTS = EVENT_TYPES;
 
 export interface LiveEvent {
   eventId: string;

@@ -112,21 +112,10 @@ export async function convergeMailboxRows(
     const changed = await declareMailboxQuota(trx, mailbox.id, res.spec.storageQuotaBytes);
     if (changed && outcome === 'unchanged') outcome = 'updated';
   }
-  const identityChanged = await ensureIdentity(trx, mailbox.id, address, displayName, now);
+  const identityChanged = await upsertActiveIdentity(trx, mailbox.id, address, displayName, now);
   const aliases = await convergeAliases(trx, mailbox.id, res.spec.aliases ?? [], displayName, now);
   if (outcome === 'unchanged' && (identityChanged || aliases.changed)) outcome = 'updated';
   return { mailbox, outcome, problems: aliases.problems };
-}
-
-/** An active sender identity with the mailbox's display name; true when a row changed. */
-async function ensureIdentity(
-  trx: Sql,
-  mailboxId: string,
-  address: string,
-  displayName: string,
-  now: Date,
-): Promise<boolean> {
-  return upsertActiveIdentity(trx, mailboxId, address, displayName, now);
 }
 
 /**
@@ -161,7 +150,7 @@ async function convergeAliases(
       await activateAlias(trx, row.id);
       changed = true;
     }
-    if (await ensureIdentity(trx, mailboxId, alias, displayName, now)) changed = true;
+    if (await upsertActiveIdentity(trx, mailboxId, alias, displayName, now)) changed = true;
   }
   const dropped = rows
     .filter((r) => r.mailbox_id === mailboxId && r.is_active && !desired.includes(r.address))

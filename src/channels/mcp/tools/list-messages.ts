@@ -38,9 +38,10 @@ export const listMessagesTool = defineTool({
   output: listOutputSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
   run: async ({ ifChangedSince, ...input }, { principal, services }) => {
-    const { mailboxAddress, limit, cursor, direction, approval } = input;
-    const request = `list_messages ${JSON.stringify([mailboxAddress, limit, cursor, direction, approval])}`;
-    const changeMark = await services.changeMarks.of(principal, 'mailbox', mailboxAddress, request);
+    // Every argument but the mark itself (the parsed input keeps the schema's key order), so a
+    // list argument added later can never share a mark with a call that differs only in it.
+    const request = `list_messages ${JSON.stringify(input)}`;
+    const changeMark = await services.changeMarks.of(principal, 'mailbox', input.mailboxAddress, request);
     if (ifChangedSince === changeMark) return { changeMark, unchanged: true };
     return { ...(await services.messages.list(principal, input)), changeMark, unchanged: false };
   },
