@@ -68,7 +68,9 @@ export async function startRealtime(services: Services, server: http.Server): Pr
     async close() {
       closing = true;
       hub.stop();
-      io.disconnectSockets(true);
+      // No disconnectSockets: through the Redis adapter it reached every replica's sockets, and its
+      // "io server disconnect" tells socket.io-client not to reconnect. Closing the engine ends only
+      // this process's transports; clients see "transport close" and reconnect to another replica.
       // io.close() would also close the HTTP server the API shares; the composition root owns it.
       io.engine.close();
       adapterSub?.disconnect();
