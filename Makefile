@@ -62,12 +62,14 @@ test-pglite: install
 	MAILBOX_TEST_ENGINE=pglite vitest run
 
 bench: build services
+	rm -rf bench/results/latest
 	node dist/bench/http/run.js
 	node dist/bench/smtp/run.js
 	node dist/bench/realtime/run.js
 	node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
 	node dist/bench/memory/run.js
+	node dist/bench/summary.js
 
 ## make lint: type-check src, test, bench and operator; ESLint; the import rules of ARCHITECTURE.md
 ## (dependency-cruiser, .dependency-cruiser.cjs); the formatter's check.

@@ -19,3 +19,9 @@ export function writeRatios(bench: string, rows: RatioRow[]): void {
     JSON.stringify({ bench, at: new Date().toISOString(), rows }, null, 2),
   );
 }
+
+/** ours/baseline when more is better, baseline/ours otherwise: above 1 always means ahead. */
+export function ratioOf(row: RatioRow): number {
+  if (!row.ours || !row.baseline) return NaN;
+  return row.higherIsBetter ? row.ours / row.baseline : row.baseline / row.ours;
+}
