@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startDnsStub } from '../lib/dns-stub.js';
+import { writeRatios } from '../lib/ratios.js';
 import { table } from '../lib/measure.js';
 import { freePort, redisServer, serve, stopProcess } from '../lib/processes.js';
 import { cpuSeconds } from '../lib/proc.js';
@@ -250,6 +251,26 @@ async function main(): Promise<void> {
       console.log(
         `\ntarget: p99 < 50 ms at 1 000 clients: ${at1k['p99 ms']} ms ${Number(at1k['p99 ms']) < 50 ? 'MET' : 'NOT MET'}; 100% delivered: ${at1k.delivered} ${at1k.delivered === '100.00%' ? 'MET' : 'NOT MET'}`,
       );
+    // Headline for the summary table: event latency p99 beside bare Socket.IO fed the same payloads.
+    writeRatios(
+      'realtime',
+      CLIENTS.flatMap((n) => {
+        const ours = rows.find((r) => r.clients === n && r.scenario.startsWith('service'));
+        const bare = rows.find((r) => r.clients === n && r.scenario.startsWith('ceiling'));
+        if (!ours || !bare) return [];
+        return [
+          {
+            work: `event p99 latency, ${n} sockets`,
+            ours: Number(ours['p99 ms']),
+            baseline: Number(bare['p99 ms']),
+            baselineName: 'bare Socket.IO ×2',
+            unit: 'ms',
+            goal: null,
+            higherIsBetter: false,
+          },
+        ];
+      }),
+    );
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
