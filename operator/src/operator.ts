@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../../src/config/config.js';
-import { createLogger, type Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/logger.js';
+import { createPinoLogger } from '../../src/logging/pino-logger.js';
 import {
   DEFAULT_CONTROLLER_OPTIONS,
   ResourceController,
@@ -65,9 +66,11 @@ interface Term {
 export async function startOperator(config: Readonly<Config>, options: OperatorOptions = {}): Promise<OperatorHandle> {
   const log =
     options.log ??
-    createLogger(config.LOG_LEVEL, () => {
-      const tid = currentTraceId();
-      return tid ? { tid } : {};
+    createPinoLogger(config.LOG_LEVEL, {
+      context: () => {
+        const tid = currentTraceId();
+        return tid ? { tid } : {};
+      },
     });
   // The operator is the only source in its process: never also apply a manifest directory.
   const runtime = await startRuntime({ ...config, MAILBOX_RESOURCES_DIR: undefined }, { roles: [], log });

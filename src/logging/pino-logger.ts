@@ -9,8 +9,10 @@ export interface PinoLoggerOptions {
   fd?: 1 | 2;
   /** Human-readable colour lines instead of JSON; defaults to "is that descriptor a terminal". */
   pretty?: boolean;
-  /** A stream to write to instead of the descriptor (tests). */
+  /** A stream to write to instead of the descriptor. */
   stream?: DestinationStream;
+  /** Each JSON line, without its newline, instead of a descriptor (tests keep them in memory). */
+  onLine?: (line: string) => void;
 }
 
 /**
@@ -22,8 +24,10 @@ export interface PinoLoggerOptions {
 export function createPinoLogger(level: LogLevel, options: PinoLoggerOptions = {}): Logger {
   const fd = options.fd ?? 1;
   const isTty = fd === 1 ? process.stdout.isTTY : process.stderr.isTTY;
+  const onLine = options.onLine;
   const destination =
     options.stream ??
+    (onLine ? { write: (chunk: string) => onLine(chunk.replace(/\n$/, '')) } : undefined) ??
     ((options.pretty ?? isTty === true)
       ? pretty({
           destination: fd,

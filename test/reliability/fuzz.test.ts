@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { allRoutes } from '../../src/channels/http/routes/index.js';
 import type { RouteSpec } from '../../src/channels/http/route.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createPinoLogger } from '../../src/logging/pino-logger.js';
 import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintToken, seedMessage } from '../support/tenants.js';
@@ -108,11 +108,7 @@ beforeAll(async () => {
       AUTO_REPLY_LIMIT_PER_HOUR: '1000000',
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
     },
-    log: createLogger(
-      'error',
-      () => ({}),
-      (line) => serverErrors.push(line),
-    ),
+    log: createPinoLogger('error', { onLine: (line) => serverErrors.push(line) }),
   });
   port = Number(new URL(server.url).port);
   world = await createMatrixWorld(server);

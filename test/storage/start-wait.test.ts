@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createPinoLogger } from '../../src/logging/pino-logger.js';
 import { createScratchDatabase, ENGINE } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 
@@ -55,11 +55,7 @@ describe.skipIf(ENGINE !== 'postgres')('start with the database unreachable', ()
   it('waits, logging each try, and starts once the database answers', async () => {
     const port = await freePort();
     const lines: string[] = [];
-    const log = createLogger(
-      'warn',
-      () => ({}),
-      (l) => lines.push(l),
-    );
+    const log = createPinoLogger('warn', { onLine: (line) => lines.push(line) });
     const t0 = Date.now();
     const starting = startRuntime(configFor(port, '60s'), { roles: ['api'], log });
     await new Promise((r) => setTimeout(r, 2_500));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { setMailboxPassword } from '../support/tenants.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createPinoLogger } from '../../src/logging/pino-logger.js';
 import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
 
 // A plaintext token or password must never reach a log line (docs/contract.md: at rest only a hash and,
@@ -12,11 +12,7 @@ const lines: string[] = [];
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
-    log: createLogger(
-      'debug',
-      () => ({}),
-      (l) => lines.push(l),
-    ),
+    log: createPinoLogger('debug', { onLine: (line) => lines.push(line) }),
     env: { LOGIN_FAILURES_PER_15M: '2' },
   });
 });

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../../src/config/config.js';
-import { createLogger, silentLogger, type Logger } from '../../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../../src/core/logger.js';
+import { createPinoLogger } from '../../../src/logging/pino-logger.js';
 import { createScratchDatabase } from '../../support/harness.js';
 import {
   kubeClients,
@@ -78,15 +79,7 @@ export async function operatorEnv(
   const cluster = options.cluster ?? inject('k8sCluster');
   // MBX_TEST_OPERATOR_LOG=debug shows the operators' log lines on stderr while debugging a test.
   const level = process.env.MBX_TEST_OPERATOR_LOG as 'debug' | 'info' | undefined;
-  const log =
-    options.log ??
-    (level
-      ? createLogger(
-          level,
-          () => ({}),
-          (line) => process.stderr.write(`${line}\n`),
-        )
-      : silentLogger);
+  const log = options.log ?? (level ? createPinoLogger(level, { fd: 2 }) : silentLogger);
   const kc = loadKubeConfig(cluster.kubeconfigPath);
   const clients = kubeClients(kc);
   const namespace = `mbx-test-${randomBytes(4).toString('hex')}`;
