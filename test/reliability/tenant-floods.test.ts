@@ -1,4 +1,4 @@
-import http from 'node:http';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -115,53 +115,33 @@ function databaseProbe(everyMs = 50) {
   };
 }
 
-/** One GET on the victim's own keep-alive connection (node:http: not fetch's pool, which the flood shares). */
-function victimGet(agent: http.Agent): Promise<string> {
-  return new Promise((resolve) => {
-    const req = http.get(
-      `${proc.url}/api/messages?limit=20`,
-      { agent, headers: { authorization: `Bearer ${victim.token}` }, timeout: 30_000 },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(String(res.statusCode)));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => resolve(err.message));
-  });
-}
-
 /**
- * Times the victim's GET /api/messages every `everyMs` until stopped; statuses counted. The victim
- * is another client: its own connection, so what is timed is the service, not the test's fetch
- * pool (shared with the flood, it once queued a victim request 13 s that the service answered in 2).
+ * Times the victim's GET /api/messages every 50 ms until stopped, from its own process
+ * (support/victim-probe.ts): another tenant is another client, so what is timed is the service,
+ * not this test process, whose fetch pool and event loop carry the flood (in-process, a victim
+ * request once waited 13 s in the test's pool for an answer the service gave in 2 s).
  */
-function victimProbe(everyMs = 50) {
-  const ms: number[] = [];
-  const statuses = new Map<string, number>();
-  let running = true;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const loop = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      const key = await victimGet(agent);
-      ms.push(performance.now() - t0);
-      statuses.set(key, (statuses.get(key) ?? 0) + 1);
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  })();
+function victimProbe() {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'test/reliability/support/victim-probe.ts', `${proc.url}/api/messages?limit=20`, victim.token],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     async stop() {
-      running = false;
-      await loop;
-      agent.destroy();
+      child.stdin!.end();
+      await exited;
+      const { ms, statuses } = JSON.parse(out) as { ms: number[]; statuses: Record<string, number> };
       const sorted = [...ms].sort((a, b) => a - b);
       const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
       return {
         p99: Math.round(p99),
         max: Math.round(sorted.at(-1) ?? 0),
         requests: ms.length,
-        ok: statuses.get('200') ?? 0,
+        ok: statuses['200'] ?? 0,
         statuses,
       };
     },
