@@ -16,6 +16,29 @@ export const roomOf = (mailboxId: string): string => `mailbox:${mailboxId}`;
 type State = 'reading' | 'waiting' | 'live' | 'closed';
 
 /**
+ * Resolves once the socket's transport finished writing what it was given (its `drain`: the
+ * websocket's bytes reached the kernel, a poll was answered), or the connection upgraded or
+ * closed. While it writes, engine.io queues further packets in memory, and it writes only as fast
+ * as the kernel takes bytes, which is as fast as the client reads.
+ */
+export function handedToKernel(socket: Socket): Promise<void> {
+  const conn = socket.conn;
+  const transport = conn.transport;
+  if (conn.readyState !== 'open' || transport.writable) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      transport.off('drain', done);
+      conn.off('upgrade', done);
+      conn.off('close', done);
+      resolve();
+    };
+    transport.on('drain', done);
+    conn.on('upgrade', done);
+    conn.on('close', done);
+  });
+}
+
+/**
  * Brings one socket from its `lastEventId` to the live room with no gap and no duplicate.
  * It follows the feed *before* reading the log, so every event is either in what the log read
  * returned or in what the feed offered since; both are merged by seq (the cursor). The switch to
@@ -78,7 +101,13 @@ export class CatchUp implements FeedFollower {
         } else {
           for (const e of r.events) this.deliver(e);
         }
-        if (r.hasMore) continue;
+        if (r.hasMore) {
+          // The next page only once this one left the process: a client that reads slowly holds
+          // back its own replay instead of parking the whole backlog in this process's memory.
+          await handedToKernel(this.socket);
+          if (this.isClosed()) return;
+          continue;
+        }
         const next = this.advance();
         if (next !== 'read') return;
         // The feed had not started when we read: wait for its head, then read up to it.
