@@ -22,7 +22,8 @@ import { shippedNodeFlags } from './node-flags.js';
 // another build> (e.g. main's, built in a `git worktree`), that build as it ran before.
 const IDLE_SECONDS = Number(process.env.BENCH_MEMORY_IDLE_SECONDS ?? 10);
 const LOAD_SECONDS = Number(process.env.BENCH_MEMORY_LOAD_SECONDS ?? 10);
-const ROLES = ['api', 'realtime', 'smtp', 'worker', 'api,realtime,smtp,worker'];
+// BENCH_MEMORY_ROLES="api;api,realtime,smtp,worker" narrows the processes measured.
+const ROLES = (process.env.BENCH_MEMORY_ROLES ?? 'api;realtime;smtp;worker;api,realtime,smtp,worker').split(';');
 /** What openagentemail states in its README; not measured here. */
 const PEER_IDLE_MB = 190;
 

@@ -121,7 +121,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   // process accepts connections (probes, tests), and making the STARTTLS certificate takes a moment.
   // Each channel is imported only by a process whose roles serve it (issue 15): its protocol
   // library and route modules would otherwise sit in every process's heap (README, "Memory per
-  // role"); test/runtime/role-modules.test.ts holds this.
+  // role"); test/cli/role-modules.test.ts holds this.
   const smtp = roles.includes('smtp')
     ? await (await import('../channels/smtp/index.js')).startSmtpServers(services)
     : null;
