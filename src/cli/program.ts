@@ -24,9 +24,6 @@ program
     await startTracing();
     const roles = parseRoles(opts.roles ?? config.MAILBOX_ROLES);
     const runtime = await startRuntime(config, { roles });
-    // On a terminal, or where `make run` asks for it; never into a log collector's stream by surprise.
-    if (process.stderr.isTTY || process.env.MAILBOX_BANNER === 'true')
-      process.stderr.write(startupBanner(config, runtime, roles));
     const stop = async (signal: string) => {
       runtime.services.log.info('shutdown', { signal });
       await runtime.close();
@@ -35,6 +32,11 @@ program
     };
     process.once('SIGTERM', () => void stop('SIGTERM'));
     process.once('SIGINT', () => void stop('SIGINT'));
+    // On a terminal, or where `make run` asks for it; never into a log collector's stream by surprise.
+    // Written after the handlers: whoever reads it as "started" may send SIGTERM at once, and before a
+    // listener exists that signal would end the process without the graceful close.
+    if (process.stderr.isTTY || process.env.MAILBOX_BANNER === 'true')
+      process.stderr.write(startupBanner(config, runtime, roles));
   });
 
 program

@@ -20,16 +20,8 @@ import { FsBlobStore } from '../storage/blobs/fs-blob-store.js';
 import { FairGate } from '../storage/fair-gate.js';
 import { PgBlobStore } from '../storage/blobs/pg-blob-store.js';
 import { createEventBus } from '../storage/redis/event-bus-factory.js';
-import { createHttpApp } from '../channels/http/app.js';
-import { gracefulClose } from '../channels/http/graceful-close.js';
-import { answerClientError } from '../channels/http/envelope.js';
-import { createMcpRouter } from '../channels/mcp/index.js';
 import { listen } from '../channels/shared/listen.js';
-import { createConsoleRouter } from '../channels/http/console/static-site.js';
-import { startRealtime } from '../channels/realtime/index.js';
-import { startSmtpServers } from '../channels/smtp/index.js';
 import { createMetrics } from '../telemetry/metrics.js';
-import { requestMetrics } from '../channels/http/request-metrics.js';
 import { currentTraceId, startTracing } from '../telemetry/tracing.js';
 import { coreTelemetry } from '../telemetry/core-telemetry.js';
 import { installObservability } from '../core/observability.js';
@@ -127,17 +119,28 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
 
   // SMTP listens before the HTTP server does: /healthz answering must mean every listener of this
   // process accepts connections (probes, tests), and making the STARTTLS certificate takes a moment.
-  const smtp = roles.includes('smtp') ? await startSmtpServers(services) : null;
+  // Each channel is imported only by a process whose roles serve it (issue 15): its protocol
+  // library and route modules would otherwise sit in every process's heap (README, "Memory per
+  // role"); test/cli/role-modules.test.ts holds this.
+  const smtp = roles.includes('smtp')
+    ? await (await import('../channels/smtp/index.js')).startSmtpServers(services)
+    : null;
   const smtpPorts: Runtime['smtpPorts'] = smtp ? smtp.ports : { submission: null, mx: null };
 
   // One HTTP server carries the API + MCP (api role) and Socket.IO (realtime role); a process
   // with only the realtime role still serves /healthz, /readyz and /metrics on it, and so does an
   // smtp or worker process with HEALTH_SERVER=true (their Kubernetes probes and scraping).
   if (roles.includes('api') || roles.includes('realtime') || (config.HEALTH_SERVER && roles.length > 0)) {
+    const [{ createHttpApp }, { gracefulClose }, { answerClientError }, { requestMetrics }] = await Promise.all([
+      import('../channels/http/app.js'),
+      import('../channels/http/graceful-close.js'),
+      import('../channels/http/envelope.js'),
+      import('../channels/http/request-metrics.js'),
+    ]);
     const metrics = createMetrics(services);
     const app = createHttpApp(services, {
       apiRoutes: roles.includes('api'),
-      extraRouters: roles.includes('api') ? [createMcpRouter(services), createConsoleRouter()] : [],
+      extraRouters: roles.includes('api') ? await apiRouters(services) : [],
       middlewares: [requestMetrics],
       metrics,
     });
@@ -145,7 +148,9 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     server.on('clientError', answerClientError);
     server.keepAliveTimeout = 65_000;
     const drain = gracefulClose(server);
-    const hub = roles.includes('realtime') ? await startRealtime(services, server) : null;
+    const hub = roles.includes('realtime')
+      ? await (await import('../channels/realtime/index.js')).startRealtime(services, server)
+      : null;
     httpPort = await listen(server, config.PORT, config.HOST, 'PORT');
     log.info('http.listening', { port: httpPort, roles });
     // Requests in flight finish (an acknowledged 202 reaches its client); the rest is cut after HTTP_DRAIN_TIMEOUT.
@@ -213,4 +218,13 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       await orm.close(true);
     },
   };
+}
+
+/** MCP at /mcp and the web console: the api role's routers beside the /api routes. */
+async function apiRouters(services: Services) {
+  const [{ createMcpRouter }, { createConsoleRouter }] = await Promise.all([
+    import('../channels/mcp/index.js'),
+    import('../channels/http/console/static-site.js'),
+  ]);
+  return [createMcpRouter(services), createConsoleRouter()];
 }

@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { authenticate } from 'mailauth';
 import type { DnsLookup } from '../delivery/dns-resolver.js';
 
 /** SPF, DKIM and DMARC results of an inbound message, as stored on the message (`authResults`). */
@@ -24,6 +23,8 @@ export interface Connection {
  * never a refused message: the verdicts are information for the mailbox owner.
  */
 export async function verifyAuthentication(raw: Readable, c: Connection, resolver: DnsLookup): Promise<AuthVerdict> {
+  // Imported with the first inbound message, as dkim-sign.ts does: only the smtp role verifies.
+  const { authenticate } = await import('mailauth');
   try {
     const r = await authenticate(await bodyOnlyIfSigned(raw), {
       ip: c.clientAddress,

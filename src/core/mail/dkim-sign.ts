@@ -1,4 +1,7 @@
-import { dkimSign } from 'mailauth';
+// mailauth is imported when the first message is signed: its index loads SPF, DMARC, ARC and BIMI
+// (with an X.509 stack), about 40 MB of resident memory that the api and realtime roles never
+// use (issue 15, README "Memory per role").
+type DkimSign = (typeof import('mailauth'))['dkimSign'];
 
 /**
  * Prepends a DKIM-Signature (RFC 6376, relaxed/relaxed, rsa-sha256) made with the domain's key.
@@ -10,11 +13,12 @@ export async function signMessage(
   key: { domain: string; selector: string; privateKeyPem: string },
   at: Date,
 ): Promise<{ raw: Buffer; signed: boolean; error?: string }> {
+  const { dkimSign } = await import('mailauth');
   const result = await dkimSign(raw, {
     canonicalization: 'relaxed/relaxed',
     signTime: at,
     signatureData: [{ signingDomain: key.domain, selector: key.selector, privateKey: key.privateKeyPem }],
-  } as unknown as Parameters<typeof dkimSign>[1]);
+  } as unknown as Parameters<DkimSign>[1]);
   if (!result.signatures)
     return {
       raw,
