@@ -83,8 +83,8 @@ export interface BulkSeedOptions {
   chunk?: number;
   onProgress?: (done: number, total: number) => void;
   /**
-   * Mailboxes of one size whose rows are interleaved (message g of every one of them, then g + 1...),
-   * after `targets`, which each go in contiguously.
+   * Mailboxes of one size whose rows are interleaved in runs (chunk / mailboxes messages of each in
+   * turn per statement), after `targets`, which each go in contiguously.
    */
   interleaved?: SeedTarget[];
   /** renice the PostgreSQL backend that seeds (root only; best effort) and build indexes without parallel workers. */
@@ -101,9 +101,10 @@ export interface BulkSeedReport {
 
 /**
  * The rows of one statement: `g` (the message number) and, per row, the mailbox id, the 8-character
- * id tag and the address, as SQL. One mailbox: a range of g. Interleaved: a range of g crossed with
- * many mailboxes, g outer, so consecutive rows belong to different mailboxes (as mail arriving for
- * many mailboxes lands in the heap) and a mailbox's newest page is spread over as many heap pages.
+ * id tag and the address, as SQL. One mailbox: a range of g. Interleaved: a short range of g
+ * crossed with many mailboxes. PostgreSQL puts the small unnest outside (seen in EXPLAIN), so one
+ * statement writes a run of `step` messages of each mailbox in turn: the heap mixes the mailboxes
+ * in runs of `step` messages (mail arriving in bursts), not message by message.
  */
 interface RowSource {
   from: string;
