@@ -2,6 +2,7 @@ import { mkdtempSync, mkdirSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { loadConfig } from '../../src/config/config.js';
@@ -10,7 +11,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 import { searchPageQuery } from '../../src/core/search/message-search.store.js';
 import { parseSearchQuery } from '../../src/core/search/search-query.js';
-import { measure, table, type Figures } from '../lib/measure.js';
+import { measure, percentile, table, type Figures } from '../lib/measure.js';
 import { serve, stopProcess } from '../lib/processes.js';
 import { writeRatios } from '../lib/ratios.js';
 import { ADMIN_URL, scratchDatabase, seedMailboxes } from '../lib/scratch.js';
@@ -33,6 +34,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const KEEP = process.env.BENCH_SCALE_KEEP !== '0';
+const SQL_ITER = Number(process.env.BENCH_SCALE_SQL_ITER ?? 1_000);
 const DB_NAME = process.env.BENCH_SCALE_DB ?? `mbx_scale_${TOTAL}`;
 /** Bytes one seeded message costs with its thread share and every index (1 770 measured at 100 000, plus a margin). */
 const BYTES_PER_MESSAGE = Number(process.env.BENCH_SCALE_BYTES_PER_MESSAGE ?? 2_000);
@@ -274,6 +276,59 @@ async function explains(url: string, big: Layout, small: Layout) {
   };
 }
 
+/**
+ * The list and get statements at the SQL level, one connection per database, ITER executions
+ * each, interleaved (baseline, small in 10 M, big in 10 M): what the database itself adds with
+ * size, without the HTTP stack, whose noise on this shared machine is larger than the effect.
+ */
+async function sqlLevel(
+  baseUrl: string,
+  scaleUrl: string,
+  targets: Record<'base' | 'small' | 'big', { mailboxId: string; n: number }>,
+) {
+  const list = `select mb.inbound_count, mb.outbound_count, p.* from mailbox mb left join lateral (
+      select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
+        m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at
+      from message m where m.mailbox_id = mb.id and m.deleted_at is null
+      order by m.created_at desc, m.id desc limit 51) p on true
+    where mb.id = $1`;
+  const get = `select m.*, mb.address as owner_address from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = $1 and mb.id = $2`;
+  const clients = {
+    base: new pg.Client({ connectionString: baseUrl }),
+    scale: new pg.Client({ connectionString: scaleUrl }),
+  };
+  await clients.base.connect();
+  await clients.scale.connect();
+  const lat: Record<string, number[]> = {};
+  try {
+    for (let i = 0; i < SQL_ITER; i++)
+      for (const k of ['base', 'small', 'big'] as const) {
+        const c = k === 'base' ? clients.base : clients.scale;
+        const t = targets[k];
+        // a different message each time for the get, so it is not one cached page
+        const g = 1 + ((i * 7919) % t.n);
+        for (const [op, text, values] of [
+          ['list', list, [t.mailboxId]],
+          ['get', get, [msgId(t.mailboxId, g), t.mailboxId]],
+        ] as const) {
+          const t0 = performance.now();
+          await c.query(text, [...values]);
+          (lat[`${op} ${k}`] ??= []).push(performance.now() - t0);
+        }
+      }
+  } finally {
+    await clients.base.end();
+    await clients.scale.end();
+  }
+  return Object.fromEntries(
+    Object.entries(lat).map(([name, xs]) => {
+      const sorted = xs.sort((x, y) => x - y);
+      return [name, { p50: +percentile(sorted, 50).toFixed(3), p99: +percentile(sorted, 99).toFixed(3) }];
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   console.log(
     `bench/scale: ${TOTAL} messages in ${DB_NAME} (big ${BIG}, small ${SMALL}, ${FILLERS} fillers of ${SMALL})`,
@@ -294,6 +349,13 @@ async function main(): Promise<void> {
     const space = await sizes(scale.url, messages);
     const plans = await explains(scale.url, big, small);
     for (const [name, plan] of Object.entries(plans)) console.log(`\n-- EXPLAIN (ANALYZE, BUFFERS) ${name}\n${plan}`);
+    const sqlFigures = await sqlLevel(base.url, scale.url, {
+      base: { mailboxId: b!.mailboxId, n: SMALL },
+      small: { mailboxId: small.mailbox_id, n: SMALL },
+      big: { mailboxId: big.mailbox_id, n: BIG },
+    });
+    console.log(`\nSQL level (one connection, ${SQL_ITER} executions each, interleaved):`);
+    for (const [name, f] of Object.entries(sqlFigures)) console.log(`  ${name}: p50 ${f.p50} ms, p99 ${f.p99} ms`);
 
     children.push(await serve('api', PORT_BASE, baseEnv));
     children.push(await serve('api', PORT_SCALE, scaleEnv));
@@ -354,6 +416,18 @@ async function main(): Promise<void> {
         `${r.op} ${r.p} ${names[r.k]} / ${names.base}: ${r.ratio.toFixed(2)}x` +
           (r.p === 'p50' ? ` (goal <= 1.3x: ${r.ratio <= 1.3 ? 'MET' : 'NOT MET'})` : ''),
       );
+    // Each round's rows are seconds apart, the rounds minutes apart: the ratio of each round's pair,
+    // then the median over rounds, is less exposed to the machine's load drifting between rounds.
+    const perRound: Record<string, number> = {};
+    for (const op of ['list', 'get'])
+      for (const k of ['small', 'big'] as const) {
+        const ours = runs[`${op} ${names[k]}`]!;
+        const baseRuns = runs[`${op} ${names.base}`]!;
+        perRound[`${op} ${k}`] = median(ours.map((f, i) => f.p50 / Math.max(baseRuns[i]!.p50, 0.01)));
+        console.log(
+          `${op} p50 ${names[k]} / ${names.base}, median of per-round ratios: ${perRound[`${op} ${k}`]!.toFixed(2)}x`,
+        );
+      }
     console.log(
       `\nsizes at ${messages} messages: database ${(space.database / 1e9).toFixed(2)} GB, ${Math.round(space.perMessage)} B/message`,
     );
@@ -405,6 +479,8 @@ async function main(): Promise<void> {
           runs,
           agg,
           ratios,
+          perRound,
+          sqlFigures,
           sizes: space,
           plans,
         },
