@@ -7,7 +7,8 @@ import autocannon from 'autocannon';
 import { measure, table, type Figures } from '../lib/measure.js';
 import { serve, startProcess, stopProcess } from '../lib/processes.js';
 import { writeRatios } from '../lib/ratios.js';
-import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
+import { ADMIN_URL, scratchDatabase, seedMailboxes } from '../lib/scratch.js';
+import { backendsOf, cpuMsOf } from './process-cpu.js';
 import { formatProfile, summariseProfile } from './cpu-profile.js';
 import { rareWord, SEARCH_COMMON_EVERY, SEARCH_COMMON_WORD, seedMessages, senderOf } from './seed.js';
 
@@ -39,13 +40,19 @@ const NO_BUS_PORT = 18083;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** A list row's figures with the CPU ms per request of the serving process and of PostgreSQL. */
+type ListFigures = Figures & { nodeCpuMs: number; pgCpuMs: number };
+
 /** One figure per row from its rounds: the median of each column. */
-function medianOf(rounds: Figures[]): Figures {
+function medianOf(rounds: ListFigures[]): ListFigures {
+  const of = (pick: (r: ListFigures) => number) => median(rounds.map(pick));
   return {
     name: rounds[0]!.name,
-    rps: median(rounds.map((r) => r.rps)),
-    p50: median(rounds.map((r) => r.p50)),
-    p99: median(rounds.map((r) => r.p99)),
+    rps: of((r) => r.rps),
+    p50: of((r) => r.p50),
+    p99: of((r) => r.p99),
+    nodeCpuMs: of((r) => r.nodeCpuMs),
+    pgCpuMs: of((r) => r.pgCpuMs),
     errors: rounds.reduce((n, r) => n + r.errors, 0),
     non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
   };
@@ -125,50 +132,68 @@ async function main(): Promise<void> {
     children.push(noBus);
 
     const opts = { seconds: SECONDS, connections: CONNECTIONS };
-    const listRows: Array<[string, () => Promise<Figures>]> = [
-      [
-        'list ceiling (bare node:http)',
-        () => measure('list ceiling (bare node:http)', `${ceilingBase}/api/messages`, opts),
-      ],
-      [
-        `list limit=50, ${LARGE} msgs`,
-        () => measure(`list limit=50, ${LARGE} msgs`, listUrl, { ...opts, headers: auth('large') }),
-      ],
-      [
-        `list bare stack (node:http + pg, same SQL), ${LARGE} msgs`,
-        () =>
-          measure(`list bare stack (node:http + pg, same SQL), ${LARGE} msgs`, `http://127.0.0.1:${BARE_PORT}/`, opts),
-      ],
+    const databaseName = new URL(databaseUrl).pathname.slice(1);
+    interface ListRow {
+      name: string;
+      url: string;
+      child: ChildProcess;
+      headers?: Record<string, string>;
+      expect304?: boolean;
+    }
+    const listRows: ListRow[] = [
+      { name: 'list ceiling (bare node:http)', url: `${ceilingBase}/api/messages`, child: ceiling },
+      { name: `list limit=50, ${LARGE} msgs`, url: listUrl, child: server, headers: auth('large') },
+      {
+        name: `list bare stack (node:http + pg, same SQL), ${LARGE} msgs`,
+        url: `http://127.0.0.1:${BARE_PORT}/`,
+        child: bare,
+      },
       // Polls of an unchanged mailbox (issue 15): If-None-Match with the list's ETag → 304, the
       // mailbox's change sequence from memory, no message rows (docs/api.md, "Change marks and ETags").
-      [
-        `list unchanged (If-None-Match → 304), ${LARGE} msgs`,
-        () =>
-          measure(`list unchanged (If-None-Match → 304), ${LARGE} msgs`, listUrl, {
-            ...opts,
-            headers: unchangedHeaders,
-            expect304: true,
-          }),
-      ],
-      [
-        `list unchanged, no bus (PostgreSQL without Redis: sequence read), ${LARGE} msgs`,
-        () =>
-          measure(
-            `list unchanged, no bus (PostgreSQL without Redis: sequence read), ${LARGE} msgs`,
-            `http://127.0.0.1:${NO_BUS_PORT}/api/messages?limit=50`,
-            { ...opts, headers: unchangedHeaders, expect304: true },
-          ),
-      ],
+      {
+        name: `list unchanged (If-None-Match → 304), ${LARGE} msgs`,
+        url: listUrl,
+        child: server,
+        headers: unchangedHeaders,
+        expect304: true,
+      },
+      {
+        name: `list unchanged, no bus (PostgreSQL without Redis: sequence read), ${LARGE} msgs`,
+        url: `http://127.0.0.1:${NO_BUS_PORT}/api/messages?limit=50`,
+        child: noBus,
+        headers: unchangedHeaders,
+        expect304: true,
+      },
     ];
-    const rounds = new Map<string, Figures[]>(listRows.map(([name]) => [name, []]));
+    // Each row's CPU per request, of the serving process and of the database's backends.
+    const measureRow = async (row: ListRow): Promise<ListFigures> => {
+      let started: { node: number; pg: number; pids: number[] } | undefined;
+      const pgCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + (cpuMsOf(pid) || 0), 0);
+      const figures = await measure(row.name, row.url, {
+        ...opts,
+        ...(row.headers ? { headers: row.headers } : {}),
+        ...(row.expect304 ? { expect304: true } : {}),
+        afterWarmUp: async () => {
+          const pids = await backendsOf(ADMIN_URL, databaseName);
+          started = { node: cpuMsOf(row.child.pid!), pg: pgCpu(pids), pids };
+        },
+      });
+      const requests = Math.max(figures.requests ?? 1, 1);
+      return {
+        ...figures,
+        nodeCpuMs: (cpuMsOf(row.child.pid!) - started!.node) / requests,
+        pgCpuMs: (pgCpu(started!.pids) - started!.pg) / requests,
+      };
+    };
+    const rounds = new Map<string, ListFigures[]>(listRows.map((row) => [row.name, []]));
     for (let round = 0; round < ROUNDS; round++)
-      for (const [name, run] of listRows) rounds.get(name)!.push(await run());
+      for (const row of listRows) rounds.get(row.name)!.push(await measureRow(row));
     const [listCeil, listLarge, bareStack, unchanged, unchangedNoBus] = [...rounds.values()].map(medianOf) as [
-      Figures,
-      Figures,
-      Figures,
-      Figures,
-      Figures,
+      ListFigures,
+      ListFigures,
+      ListFigures,
+      ListFigures,
+      ListFigures,
     ];
     const results: Figures[] = [listCeil, listLarge, bareStack, unchanged, unchangedNoBus];
     let getCeil: Figures | undefined;
@@ -213,6 +238,7 @@ async function main(): Promise<void> {
       }
     }
 
+    const cpu = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '' : v.toFixed(3));
     const rows = results.map((r) => {
       const ceil = r.name.startsWith('get') && getCeil ? getCeil : listCeil;
       return {
@@ -221,6 +247,8 @@ async function main(): Promise<void> {
         'p50 ms': r.p50,
         'p99 ms': r.p99,
         'vs ceiling': `${((r.rps / ceil.rps) * 100).toFixed(0)}%`,
+        'server CPU ms/req': cpu((r as Partial<ListFigures>).nodeCpuMs),
+        'PostgreSQL CPU ms/req': cpu((r as Partial<ListFigures>).pgCpuMs),
         errors: r.errors + r.non2xx,
       };
     });
