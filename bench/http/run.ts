@@ -82,10 +82,19 @@ async function main(): Promise<void> {
     await seedMessages(databaseUrl, tenants.large.mailboxId, 'large@bench.test', LARGE);
     console.log(`seeded ${SMALL} + ${LARGE} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
+    // BENCH_API_NODE_OPTIONS: node flags for the api process only (e.g. a V8 heap setting to try).
+    const nodeOptions = [
+      process.env.BENCH_API_NODE_OPTIONS ?? '',
+      PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` : '',
+    ].join(' ');
     const profiling: Record<string, string> = PROFILE_DIR
       ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` }
       : {};
-    const apiEnv = { ...env, ...(REDIS_URL !== 'none' ? { REDIS_URL } : {}), ...profiling };
+    const apiEnv = {
+      ...env,
+      ...(REDIS_URL !== 'none' ? { REDIS_URL } : {}),
+      ...(nodeOptions.trim() ? { NODE_OPTIONS: nodeOptions.trim() } : {}),
+    };
     const server = await serve('api', PORT, apiEnv);
     children.push(server);
     const base = `http://127.0.0.1:${PORT}`;
@@ -119,6 +128,8 @@ async function main(): Promise<void> {
       `http://127.0.0.1:${BARE_PORT}/`,
     );
     children.push(bare);
+    const bareBody = await (await fetch(`http://127.0.0.1:${BARE_PORT}/`)).text();
+    console.log(`list body: ${Buffer.byteLength(listBody)} bytes; bare stack's: ${Buffer.byteLength(bareBody)} bytes`);
     if (PROFILE_DIR) {
       await profileLoads([
         { name: 'list', child: server, url: listUrl, headers: auth('large') },
