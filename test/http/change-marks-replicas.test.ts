@@ -171,48 +171,47 @@ describe.skipIf(ENGINE !== 'postgres')('change marks on two replicas sharing Pos
 });
 
 describe('where change sequences are kept in memory', () => {
+  // The harness's server: this project's engine, no Redis.
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
   it.runIf(ENGINE === 'postgres')('PostgreSQL without Redis: never, every poll reads the sequence', async () => {
-    const server = await startTestServer({ engine: 'postgres' });
-    try {
-      expect(server.runtime.services.changeSequences.cached).toBe(false);
-      const domain = await server.createDomain();
-      const m = await server.createMailbox(domain.token, `r@${domain.name}`);
-      const first = await server.api(m.token).get(LIST);
-      const etag = first.headers.get('etag')!;
-      expect((await server.api(m.token).get(LIST, { 'if-none-match': etag })).status).toBe(304);
-      // Another process without a bus between them made a change: this one must see it.
-      const sql = new pg.Client({ connectionString: server.databaseUrl });
-      await sql.connect();
-      await sql.query('update mailbox set event_seq = event_seq + 1 where id = $1', [m.mailboxId]);
-      await sql.end();
-      expect((await server.api(m.token).get(LIST, { 'if-none-match': etag })).status).toBe(200);
-    } finally {
-      await server.close();
-    }
+    expect(server.runtime.services.changeSequences.cached).toBe(false);
+    const domain = await server.createDomain();
+    const m = await server.createMailbox(domain.token, `r@${domain.name}`);
+    const first = await server.api(m.token).get(LIST);
+    const etag = first.headers.get('etag')!;
+    expect((await server.api(m.token).get(LIST, { 'if-none-match': etag })).status).toBe(304);
+    // Another process without a bus between them made a change: this one must see it.
+    const sql = new pg.Client({ connectionString: server.databaseUrl });
+    await sql.connect();
+    await sql.query('update mailbox set event_seq = event_seq + 1 where id = $1', [m.mailboxId]);
+    await sql.end();
+    expect((await server.api(m.token).get(LIST, { 'if-none-match': etag })).status).toBe(200);
   });
 
   it.runIf(ENGINE === 'pglite')(
     'PGlite (one process, in-process bus): always, and a change is seen at once',
     async () => {
-      const server = await startTestServer({ engine: 'pglite' });
-      try {
-        expect(server.runtime.services.changeSequences.cached).toBe(true);
-        const domain = await server.createDomain();
-        const m = await server.createMailbox(domain.token, `r@${domain.name}`);
-        const etag = (await server.api(m.token).get(LIST)).headers.get('etag')!;
-        expect((await server.api(m.token).get(LIST, { 'if-none-match': etag })).status).toBe(304);
-        const sent = await server.api(m.token).post('/api/messages/send', {
-          toAddress: 'someone@elsewhere.example',
-          subject: 'seen at once',
-          bodyText: 'x',
-        });
-        expect(sent.status).toBe(202);
-        const after = await server.api(m.token).get(LIST, { 'if-none-match': etag });
-        expect(after.status).toBe(200);
-        expect(after.body.data.items[0].subject).toBe('seen at once');
-      } finally {
-        await server.close();
-      }
+      expect(server.runtime.services.changeSequences.cached).toBe(true);
+      const domain = await server.createDomain();
+      const m = await server.createMailbox(domain.token, `r@${domain.name}`);
+      const etag = (await server.api(m.token).get(LIST)).headers.get('etag')!;
+      expect((await server.api(m.token).get(LIST, { 'if-none-match': etag })).status).toBe(304);
+      const sent = await server.api(m.token).post('/api/messages/send', {
+        toAddress: 'someone@elsewhere.example',
+        subject: 'seen at once',
+        bodyText: 'x',
+      });
+      expect(sent.status).toBe(202);
+      const after = await server.api(m.token).get(LIST, { 'if-none-match': etag });
+      expect(after.status).toBe(200);
+      expect(after.body.data.items[0].subject).toBe('seen at once');
     },
   );
 });
