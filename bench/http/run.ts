@@ -178,23 +178,24 @@ async function main(): Promise<void> {
     ];
     // Each row's CPU per request, of the serving process and of the database's backends.
     const measureRow = async (row: ListRow): Promise<ListFigures> => {
-      let started: { node: number; pg: number; pids: number[] } | undefined;
-      const pgCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + (cpuMsOf(pid) || 0), 0);
+      let started: { node: number; pg: Map<number, number> } | undefined;
       const figures = await measure(row.name, row.url, {
         ...opts,
         ...(row.headers ? { headers: row.headers } : {}),
         ...(row.expect304 ? { expect304: true } : {}),
         afterWarmUp: async () => {
           const pids = await backendsOf(ADMIN_URL, databaseName);
-          started = { node: cpuMsOf(row.child.pid!), pg: pgCpu(pids), pids };
+          started = { node: cpuMsOf(row.child.pid!), pg: new Map(pids.map((pid) => [pid, cpuMsOf(pid)])) };
         },
       });
+      // A backend that ended meanwhile (idle timeout) is left out rather than counted negative.
+      let pgMs = 0;
+      for (const [pid, before] of started!.pg) {
+        const after = cpuMsOf(pid);
+        if (!Number.isNaN(after) && !Number.isNaN(before)) pgMs += after - before;
+      }
       const requests = Math.max(figures.requests ?? 1, 1);
-      return {
-        ...figures,
-        nodeCpuMs: (cpuMsOf(row.child.pid!) - started!.node) / requests,
-        pgCpuMs: (pgCpu(started!.pids) - started!.pg) / requests,
-      };
+      return { ...figures, nodeCpuMs: (cpuMsOf(row.child.pid!) - started!.node) / requests, pgCpuMs: pgMs / requests };
     };
     const rounds = new Map<string, ListFigures[]>(listRows.map((row) => [row.name, []]));
     for (let round = 0; round < ROUNDS; round++)
