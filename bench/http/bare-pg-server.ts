@@ -36,3 +36,6 @@ http
     );
   })
   .listen(Number(port), '127.0.0.1');
+
+// Exit cleanly on SIGTERM, so `node --cpu-prof` (BENCH_PROFILE) writes the profile.
+process.on('SIGTERM', () => process.exit(0));

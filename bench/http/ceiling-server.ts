@@ -16,3 +16,5 @@ http
     res.end(body);
   })
   .listen(port, '127.0.0.1');
+
+process.on('SIGTERM', () => process.exit(0));

@@ -121,6 +121,11 @@ export const configSchema = z.object({
   TOKEN_DEFAULT_TTL: durationMs.default(90 * 86_400_000),
   /** How long a verified token is cached per process; a token disabled on another replica is refused within it. 0 disables. */
   AUTH_CACHE_TTL: durationMs.default(500),
+  /**
+   * How long a mailbox's change sequence (change marks, ETags) is kept in memory without news from
+   * the event bus; only where the bus reaches every process (PGlite, or REDIS_URL). 0 disables.
+   */
+  CHANGE_SEQUENCE_MAX_AGE: durationMs.default(1_000),
   /** Lifetime of the bootstrap token returned by mailbox creation. */
   BOOTSTRAP_TOKEN_TTL: durationMs.default(90 * 86_400_000),
   /** Sends per minute per mailbox unless a Domain or Mailbox resource says otherwise. */

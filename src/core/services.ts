@@ -25,6 +25,7 @@ import { InboundStore } from './delivery/receiving/inbound.store.js';
 import { createMailTransport, type MailTransport } from './delivery/mail-transport.js';
 import { WaitService } from './messages/wait.service.js';
 import { ChangeMarks } from './messages/change-mark.js';
+import { announcingLocally, ChangeSequences } from './messages/change-sequence.js';
 import { ConcurrencyCap } from './ratelimit/concurrency-cap.js';
 import { FairGate } from '../storage/fair-gate.js';
 import { EventService } from './events/event.service.js';
@@ -66,6 +67,8 @@ export interface Services {
   messages: MessageService;
   /** Change marks of reads: HTTP ETags, MCP ifChangedSince (docs/api.md, "Change marks and ETags"). */
   changeMarks: ChangeMarks;
+  /** Each mailbox's change sequence, from memory where the bus keeps it fresh (marks and waits). */
+  changeSequences: ChangeSequences;
   sending: SendService;
   attachments: AttachmentService;
   inbound: InboundStore;
@@ -111,7 +114,16 @@ export interface CoreDeps {
 }
 
 export function createServices(deps: CoreDeps): Services {
-  const { config, log, clock, db, blobs, bus, redis, serverKey } = deps;
+  const { config, log, clock, db, blobs, redis, serverKey } = deps;
+  // Sequences are remembered only where the bus reaches every process that writes: one process
+  // (PGlite locks its data dir) or Redis between replicas; PostgreSQL without Redis may be several
+  // processes sharing no bus (docs/api.md, "Change marks and ETags").
+  const changeSequences = new ChangeSequences(db, deps.bus, {
+    cached: (redis !== null || !config.DATABASE_URL) && config.CHANGE_SEQUENCE_MAX_AGE > 0,
+    maxAgeMs: config.CHANGE_SEQUENCE_MAX_AGE,
+  });
+  const bus = announcingLocally(deps.bus, changeSequences);
+  const changeMarks = new ChangeMarks(db, changeSequences);
   const cipher = new TokenCipher(deriveKey(serverKey, 'token-cipher'));
   const cursors = new CursorCodec(deriveKey(serverKey, 'cursor'));
   const usage = new UsageRecorder(db);
@@ -139,7 +151,7 @@ export function createServices(deps: CoreDeps): Services {
     accountFailuresBeforeSlowdown: config.LOGIN_FAILURES_PER_15M,
     accountSlowdownMs: config.LOGIN_ACCOUNT_SLOWDOWN,
   });
-  const messages = new MessageService(db, bus, cursors, clock);
+  const messages = new MessageService(db, bus, cursors, clock, changeMarks, changeSequences);
   const inbound = new InboundStore(db, bus, clock);
   const attachments = new AttachmentService(db, blobs, clock, {
     maxBytes: config.MAX_ATTACHMENT_BYTES,
@@ -185,6 +197,7 @@ export function createServices(deps: CoreDeps): Services {
   const waits = new WaitService(
     db,
     bus,
+    changeSequences,
     { fallbackPollMs: 5_000 },
     new ConcurrencyCap(config.MAX_WAITS_PER_TOKEN, 'TOO_MANY_WAITS'),
   );
@@ -214,7 +227,8 @@ export function createServices(deps: CoreDeps): Services {
     hashes,
     limits,
     messages,
-    changeMarks: new ChangeMarks(db),
+    changeMarks,
+    changeSequences,
     sending,
     attachments,
     inbound,

@@ -8,6 +8,12 @@ import type { MailboxEvent } from '../types/mailbox-event.js';
  * and reordering (the hub orders by the per-mailbox sequence).
  */
 export interface EventBus {
+  /**
+   * True while every announcement published from now on, by any process, reaches this process's
+   * subscribers (in process: always; Redis: subscribed and connected). What is remembered from
+   * announcements (core/messages/change-sequence.ts) is trusted only while it holds.
+   */
+  readonly listening: boolean;
   /** Called after commit. Resolves even when the announcement could not be sent. */
   publish(events: readonly MailboxEvent[]): Promise<void>;
   subscribe(listener: (event: MailboxEvent) => void): () => void;
@@ -22,6 +28,7 @@ export interface EventBus {
 /** The single-process bus (embedded default, no Redis): every role runs in this process. */
 export class InProcessEventBus implements EventBus {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+  readonly listening = true;
 
   async publish(events: readonly MailboxEvent[]): Promise<void> {
     for (const event of events) this.emitter.emit('event', event);

@@ -10,7 +10,7 @@ import { envelope, envelopeMiddleware } from './envelope.js';
 import type { RouteSpec } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { buildOpenApi } from './openapi.js';
-import { RawResponse } from './route.js';
+import { ChangeMarked, RawResponse } from './route.js';
 import { assertIdentityCoding } from './body-coding.js';
 import { clientAddressResolver } from '../shared/client-address.js';
 import { bearerToken } from '../shared/bearer-token.js';
@@ -133,11 +133,16 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     const body =
       spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
     const principal = ctx.state.principal as Principal;
-    if (spec.changeMark) {
+    if (spec.changeMark === 'target' || (spec.changeMark && ctx.get('if-none-match'))) {
       const mark = await services.changeMarks.of(principal, spec.changeMark, query?.mailboxAddress, ctx.url);
       if (answerFromChangeMark(ctx, mark)) return;
     }
-    const data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
+    let data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
+    if (data instanceof ChangeMarked) {
+      // The data's own mark may still match: this process's memory of the sequence was behind.
+      if (answerFromChangeMark(ctx, data.mark)) return;
+      data = data.data;
+    }
     if (spec.noStore) ctx.set('Cache-Control', 'no-store');
     ctx.status = spec.status;
     // Downloads answer the bytes themselves (raw message, attachment); errors still use the envelope.

@@ -47,8 +47,10 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   idempotent?: boolean;
   /**
    * A GET whose answer has a change mark (core/messages/change-mark.ts): sent as a weak ETag, and
-   * `If-None-Match` with the current one is 304 before the handler runs. `mailbox`: the mailbox is
-   * resolved like the list; `target`: by id (message, thread). `mailboxAddress` comes from the query.
+   * `If-None-Match` with the current one is 304 before the handler runs. `target` (message,
+   * thread by id): the mark is read before the handler. `mailbox` (the list): the handler returns
+   * a `ChangeMarked` answer whose mark came with its data in one round trip, and the mark is read
+   * first only to answer an `If-None-Match`. `mailboxAddress` comes from the query.
    */
   changeMark?: MarkedRead;
   /** Set `Cache-Control: no-store` (every response carrying a plaintext token). */
@@ -65,5 +67,13 @@ export class RawResponse {
     readonly contentType: string,
     readonly contentDisposition?: string,
     readonly sizeBytes?: number,
+  ) {}
+}
+
+/** A handler result that carries its own change mark (routes with `changeMark: 'mailbox'`). */
+export class ChangeMarked {
+  constructor(
+    readonly data: unknown,
+    readonly mark: string,
   ) {}
 }

@@ -1,9 +1,9 @@
 import { sql, type Database } from '../../storage/database.js';
 
-/** A mailbox's event sequence (bumped in the transaction of every change to its mail). */
-export async function changeSequenceOfMailbox(db: Database, mailboxId: string): Promise<string> {
+/** A mailbox's event sequence (bumped in the transaction of every change to its mail); null when gone. */
+export async function changeSequenceOfMailbox(db: Database, mailboxId: string): Promise<number | null> {
   const row = await db.one(sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId}`);
-  return String(row?.event_seq ?? 'gone');
+  return row ? Number(row.event_seq) : null;
 }
 
 /**

@@ -3,7 +3,8 @@ import type { Database } from '../../storage/database.js';
 import { requireScope, resolveMailbox } from '../auth/access.js';
 import type { Principal } from '../auth/principal.js';
 import { targetVisibility } from './message.access.js';
-import { changeSequenceOfDomain, changeSequenceOfMailbox } from './change-mark.store.js';
+import { changeSequenceOfDomain } from './change-mark.store.js';
+import type { ChangeSequences } from './change-sequence.js';
 
 /**
  * Bumped when the shape of a read changes, so a client holding a mark from an older build
@@ -14,19 +15,30 @@ const REPRESENTATION = '1';
 /** What a read looks at: one mailbox resolved like the list (`mailbox`), or by id (`target`). */
 export type MarkedRead = 'mailbox' | 'target';
 
+/** A read's answer with the change mark of the state it was read from. */
+export interface Marked<T> {
+  value: T;
+  mark: string;
+}
+
 /**
  * Change marks (docs/api.md, "Change marks and ETags"): a short string that changes whenever
  * anything a read returns may have changed. Every change to a message, its recipients or its
  * approval appends an event, and appending an event bumps `mailbox.event_seq` in the same
  * transaction (events/event-log.ts). So the mark of a read is a hash of the event sequence of the
  * mailboxes it looks at, the caller's token and the request itself: equal marks mean an equal
- * answer, and computing one reads only `mailbox` rows, never messages.
+ * answer, and computing one reads only the sequence (ChangeSequences: from memory where the bus
+ * keeps it fresh), never messages.
  *
  * HTTP sends it as a weak ETag (304 on `If-None-Match`), MCP as `changeMark` / `ifChangedSince`.
- * The mark is read before the data, so an answer is never older than its mark claims.
+ * A mark is either read before the data (`of`), so an answer is never older than its mark claims,
+ * or taken from the sequence the data's own query returned (`ofSequence`: the list), which is exact.
  */
 export class ChangeMarks {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly sequences: ChangeSequences,
+  ) {}
 
   /**
    * The mark of `request` (a channel's canonical description of the call: path and query, or a
@@ -40,7 +52,15 @@ export class ChangeMarks {
     request: string,
   ): Promise<string> {
     requireScope(principal, 'MailboxRead');
-    const sequence = await this.sequence(principal, read, mailboxAddress);
+    return this.digest(principal, await this.sequence(principal, read, mailboxAddress), request);
+  }
+
+  /** The mark of a read of one mailbox that saw `sequence` (null: the mailbox is gone). */
+  ofSequence(principal: Principal, mailboxId: string, sequence: number | null, request: string): string {
+    return this.digest(principal, mailboxSequence(mailboxId, sequence), request);
+  }
+
+  private digest(principal: Principal, sequence: string, request: string): string {
     const digest = createHash('sha256')
       .update(`${REPRESENTATION}\n${principal.tokenId}\n${sequence}\n${request}`)
       .digest('base64url')
@@ -51,11 +71,15 @@ export class ChangeMarks {
   private async sequence(principal: Principal, read: MarkedRead, mailboxAddress: string | undefined): Promise<string> {
     if (read === 'mailbox') {
       const mailbox = await resolveMailbox(this.db, principal, mailboxAddress);
-      return `m:${mailbox.id}:${await changeSequenceOfMailbox(this.db, mailbox.id)}`;
+      return mailboxSequence(mailbox.id, await this.sequences.ofMailbox(mailbox.id));
     }
     const visibility = await targetVisibility(this.db, principal, mailboxAddress);
+    // What a domain token sees by id spans its domain's mailboxes, and which mailboxes those are
+    // changes without an event: always read.
     return visibility.kind === 'mailbox'
-      ? `m:${visibility.mailboxId}:${await changeSequenceOfMailbox(this.db, visibility.mailboxId)}`
+      ? mailboxSequence(visibility.mailboxId, await this.sequences.ofMailbox(visibility.mailboxId))
       : `d:${visibility.domainId}:${await changeSequenceOfDomain(this.db, visibility.domainId)}`;
   }
 }
+
+const mailboxSequence = (mailboxId: string, sequence: number | null) => `m:${mailboxId}:${sequence ?? 'gone'}`;

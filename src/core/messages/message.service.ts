@@ -9,6 +9,8 @@ import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { CursorCodec, Page } from '../paging/cursor.js';
 import type { Clock } from '../time.js';
 import { targetVisibility } from './message.access.js';
+import type { ChangeMarks, Marked } from './change-mark.js';
+import type { ChangeSequences } from './change-sequence.js';
 import { applyReadState, applySoftDelete, type ChangeOutcome } from './message.changes.js';
 import {
   attachmentsOf,
@@ -55,10 +57,24 @@ export class MessageService {
     protected readonly bus: EventBus,
     protected readonly cursors: CursorCodec,
     protected readonly clock: Clock,
+    protected readonly marks: ChangeMarks,
+    protected readonly sequences: ChangeSequences,
   ) {}
 
   /** GET /api/messages: newest first, keyset-paged; totalCount from the mailbox counters. */
   async list(principal: Principal, input: ListMessagesInput): Promise<Page<MessageSummary>> {
+    return (await this.listMarked(principal, input, '')).value;
+  }
+
+  /**
+   * The list and its change mark for `request` (ChangeMarks.of), in one round trip: the page
+   * query returns the mailbox's change sequence of the same snapshot as the rows.
+   */
+  async listMarked(
+    principal: Principal,
+    input: ListMessagesInput,
+    request: string,
+  ): Promise<Marked<Page<MessageSummary>>> {
     requireScope(principal, 'MailboxRead');
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
@@ -72,11 +88,18 @@ export class MessageService {
     const rows = pageRows.filter((r): r is PageRow & SummaryRow => r.id !== null);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];
+    const sequence = pageRows[0] ? Number(pageRows[0].event_seq) : null;
+    if (sequence !== null) this.sequences.raise(mailbox.id, sequence);
     return {
-      items: page.map((r) => toSummary(r, mailbox.address)),
-      nextCursor:
-        rows.length > input.limit && last ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id }) : null,
-      totalCount,
+      value: {
+        items: page.map((r) => toSummary(r, mailbox.address)),
+        nextCursor:
+          rows.length > input.limit && last
+            ? this.cursors.encode(scope, { t: ms(last.created_at)!, i: last.id })
+            : null,
+        totalCount,
+      },
+      mark: this.marks.ofSequence(principal, mailbox.id, sequence, request),
     };
   }
 

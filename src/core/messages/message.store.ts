@@ -95,14 +95,18 @@ export interface PagePosition {
   i: string;
 }
 
-/** A page row: the summary columns (null on the one row of an empty page) and the mailbox counters. */
+/**
+ * A page row: the summary columns (null on the one row of an empty page), the mailbox counters
+ * and its change sequence (the list's change mark, in the same snapshot as the rows).
+ */
 export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & Row<
   'mailbox',
-  'inbound_count' | 'outbound_count'
+  'inbound_count' | 'outbound_count' | 'event_seq'
 >;
 
 /**
- * One keyset page, newest first, and the mailbox counters for totalCount, in one round trip.
+ * One keyset page, newest first, the mailbox counters for totalCount and its change sequence, in
+ * one round trip.
  * The inner predicates match the partial indexes message_list_idx / message_list_dir_idx exactly
  * (mailbox [, direction], created_at desc, id desc where not deleted), and the row comparison is
  * an index condition, so a page is one index range scan whatever the mailbox size. An empty page
@@ -116,7 +120,7 @@ export function pageQuery(
   pendingOnly = false,
 ) {
   // pendingOnly matches message_approval_idx (mailbox, created_at desc, id desc where pending).
-  return sql<PageRow>`select mb.inbound_count, mb.outbound_count, p.* from mailbox mb left join lateral (
+  return sql<PageRow>`select mb.inbound_count, mb.outbound_count, mb.event_seq, p.* from mailbox mb left join lateral (
       select ${SUMMARY_COLUMNS} from message m
       where m.mailbox_id = mb.id and m.deleted_at is null
         ${direction ? sql`and m.direction = ${direction}` : sql``}

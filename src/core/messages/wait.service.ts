@@ -6,7 +6,8 @@ import type { EventBus } from '../../storage/event-bus.js';
 import { toSummary } from './message.views.js';
 import type { WaitInput, WaitResult } from './wait.schemas.js';
 import type { ConcurrencyCap } from '../ratelimit/concurrency-cap.js';
-import { ARRIVAL_EVENT, eventHead, firstArrival, newestWithCode, type WaitFilter } from './wait.store.js';
+import { ARRIVAL_EVENT, firstArrival, newestWithCode, type WaitFilter } from './wait.store.js';
+import type { ChangeSequences } from './change-sequence.js';
 import {
   CODE_LOOKBACK_MS,
   type VerificationCodeInput,
@@ -38,6 +39,8 @@ export class WaitService {
   constructor(
     private readonly db: Database,
     private readonly bus: EventBus,
+    /** The mailbox's event head: the change sequence, shared with change marks. */
+    private readonly sequences: ChangeSequences,
     private readonly options: WaitServiceOptions = { fallbackPollMs: 5_000 },
     /** Long-polls one token may hold at once (MAX_WAITS_PER_TOKEN); unbounded without. */
     private readonly perToken?: ConcurrencyCap,
@@ -69,11 +72,13 @@ export class WaitService {
       async () => {
         // Read the head first, then scan up to it: whatever commits later has a higher sequence
         // number and is seen by the next scan, so nothing slips between two scans.
-        const upTo = await eventHead(this.db, mailbox.id);
+        let upTo = (await this.sequences.ofMailbox(mailbox.id)) ?? 0;
         if (since === null) {
           // Without sinceEventId only messages arriving from now on count: an old one-time code
           // already in the mailbox must not satisfy a new wait.
           since = input.sinceEventId === undefined ? upTo : Number(input.sinceEventId);
+          // An id from another replica may be ahead of this one's memory: ask before refusing.
+          if (since > upTo) upTo = (await this.sequences.fresh(mailbox.id)) ?? 0;
           if (since > upTo)
             throw new AppError(
               'VALIDATION_FAILED',

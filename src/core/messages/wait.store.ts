@@ -14,14 +14,6 @@ export interface WaitFilter {
 /** The event that announces a new message of each direction. */
 export const ARRIVAL_EVENT: Record<Direction, EventType> = { inbound: 'message.received', outbound: 'message.sent' };
 
-/** The newest committed event sequence number of a mailbox (0 before its first event). */
-export async function eventHead(db: Database, mailboxId: string): Promise<number> {
-  return num(
-    (await db.one(sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId}`))
-      ?.event_seq,
-  );
-}
-
 /**
  * The first arrival event in (since, upTo] whose message still exists and matches the filter.
  * The event log orders arrivals (a mailbox's sequence is handed out in commit order, see

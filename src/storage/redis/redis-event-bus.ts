@@ -19,6 +19,8 @@ type Wire = { events: MailboxEvent[] } | { resume: true };
 export class RedisEventBus implements EventBus {
   private readonly local = new EventEmitter().setMaxListeners(0);
   private subscriber: Redis | null = null;
+  /** The subscription is acknowledged and its connection has not been lost since. */
+  private subscribed = false;
   private closed = false;
   private readonly offPublisher: () => void;
 
@@ -28,6 +30,10 @@ export class RedisEventBus implements EventBus {
   ) {
     // A publish skipped while the connection was down is announced as a resume once it is back.
     this.offPublisher = watchReconnects(publisher, () => void this.send({ resume: true }));
+  }
+
+  get listening(): boolean {
+    return this.subscribed && this.subscriber?.status === 'ready';
   }
 
   async publish(events: readonly MailboxEvent[]): Promise<void> {
@@ -50,6 +56,7 @@ export class RedisEventBus implements EventBus {
     this.closed = true;
     this.offPublisher();
     this.local.removeAllListeners();
+    this.subscribed = false;
     this.subscriber?.disconnect();
     this.subscriber = null;
   }
@@ -76,10 +83,20 @@ export class RedisEventBus implements EventBus {
     this.subscriber = sub;
     sub.on('error', (err) => this.log?.warn('events.subscriber_error', { message: err.message }));
     sub.on('message', (_channel: string, text: string) => this.receive(text));
-    watchReconnects(sub, () => this.local.emit('resume'));
-    sub
-      .subscribe(EVENTS_CHANNEL)
-      .catch((err) => this.log?.warn('events.subscribe_failed', { message: (err as Error).message }));
+    sub.on('close', () => {
+      this.subscribed = false;
+    });
+    // Listening (and a resume) only once Redis acknowledged the subscription: an announcement made
+    // between the reconnect and the acknowledgement would otherwise be missed by a listener.
+    const subscribe = () =>
+      sub.subscribe(EVENTS_CHANNEL).then(
+        () => {
+          if (this.subscriber === sub) this.subscribed = true;
+        },
+        (err: Error) => this.log?.warn('events.subscribe_failed', { message: err.message }),
+      );
+    void subscribe();
+    watchReconnects(sub, () => void subscribe().then(() => this.local.emit('resume')));
   }
 
   private receive(text: string): void {

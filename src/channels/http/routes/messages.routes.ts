@@ -1,4 +1,4 @@
-import { route, type RouteSpec } from '../route.js';
+import { ChangeMarked, route, type RouteSpec } from '../route.js';
 import {
   bulkDeleteInputSchema,
   bulkDeleteResultSchema,
@@ -31,7 +31,10 @@ export const messageRoutes: RouteSpec[] = [
     response: messagePageSchema,
     status: 200,
     changeMark: 'mailbox',
-    handler: ({ principal, query, services }) => services.messages.list(principal, query),
+    handler: async ({ principal, query, services, ctx }) => {
+      const { value, mark } = await services.messages.listMarked(principal, query, ctx.url);
+      return new ChangeMarked(value, mark);
+    },
   }),
   route({
     method: 'POST',
