@@ -2,6 +2,7 @@ import { isStorageUnavailable } from './errors.js';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { PgliteDriver } from '@mikro-orm/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { Migrator } from '@mikro-orm/migrations';
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import { mkdirSync } from 'node:fs';
@@ -58,6 +59,8 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
     driver: PgliteDriver,
     // An absent dir means an in-memory cluster (tests); a path makes it persistent.
     dbName: target.pgliteDir ?? 'memory://',
+    // The search index's mailbox key (migration 20270126000000); PostgreSQL ships it in contrib.
+    driverOptions: { extensions: { btree_gin } },
   } as Partial<Options>;
 }
 

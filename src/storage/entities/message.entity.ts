@@ -57,10 +57,10 @@ export const MessageEntity = defineEntity({
       expression:
         'create index "message_inbound_from_idx" on "message" ("mailbox_id", "from_address") where "direction" = \'inbound\'',
     },
-    // Full-text search (migration 20270110000000).
+    // Full-text search within one mailbox (migrations 20270110000000, 20270126000000: btree_gin).
     {
       name: 'message_search_idx',
-      expression: 'create index "message_search_idx" on "message" using gin ("search_vector")',
+      expression: 'create index "message_search_idx" on "message" using gin ("mailbox_id", "search_vector")',
     },
   ],
   uniques: [{ name: 'message_idempotency_uq', properties: ['mailbox', 'idempotencyKey'] }],
