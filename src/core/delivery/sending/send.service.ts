@@ -1,4 +1,4 @@
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
 import { AppError } from '../../errors.js';
 import { observability } from '../../observability.js';
@@ -22,6 +22,8 @@ import type { AuditStore } from '../../audit/audit.store.js';
 export interface SendOptions {
   /** The client's Idempotency-Key: a retry with the same request returns the first result. */
   idempotencyKey?: string | null | undefined;
+  /** Written first inside the send transaction (SMTP: the raw message), so it commits with the row naming it. */
+  writeWithin?: (trx: Sql) => Promise<void>;
 }
 
 /** HTTP and MCP say which channel they are, for the audit trail and the loop guard's header. */
@@ -144,6 +146,7 @@ export class SendService {
     let written: Awaited<ReturnType<typeof writeOutbound>>;
     try {
       written = await this.db.tx(async (trx) => {
+        await options.writeWithin?.(trx);
         const w = await writeOutbound(trx, mailbox, draft, meta);
         await this.audit.append(auditOfVerdict(actor, mailbox, verdict, w.accepted.messageId, meta.at), trx);
         return w;
