@@ -9,6 +9,7 @@ import { writeRatios, type RatioRow } from '../lib/ratios.js';
 import { serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
+import { cpuMeter } from './cpu.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
 
@@ -58,10 +59,12 @@ async function main(): Promise<void> {
     ).map((m) => m.token);
     // api for the readiness probe; smtp for both listeners. No worker: like Postfix's held queue,
     // accepted mail stays queued, so only acceptance is measured.
-    children.push(await serve('api,smtp', PORTS.http, env));
+    const server = await serve('api,smtp', PORTS.http, env);
+    children.push(server);
     await waitForGreeting(PORTS.submission);
 
-    const missing = postfixUnavailable();
+    // BENCH_SMTP_POSTFIX=0 runs our rows only (profiling, A/B of a change).
+    const missing = process.env.BENCH_SMTP_POSTFIX === '0' ? 'BENCH_SMTP_POSTFIX=0' : postfixUnavailable();
     if (!missing) {
       const pf = await startPostfix(
         pfDir,
@@ -105,15 +108,35 @@ async function main(): Promise<void> {
             { group: 'inbound', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: inbound },
           ]),
     ];
-    const results: Array<{ group: string; name: string; clients: number } & LoadFigures> = [];
+    const results: Array<
+      {
+        group: string;
+        name: string;
+        clients: number;
+        serverCpuMsPerMessage: number | null;
+        postgresCpuMsPerMessage: number | null;
+      } & LoadFigures
+    > = [];
     for (const clients of CLIENT_COUNTS)
       for (const sc of scenarios) {
         const load = { ...sc.o, port: sc.port, clients };
         await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
+        const ours = sc.name.startsWith('mailbox-service');
+        const meter = ours ? cpuMeter(server.pid!, db.url.slice(db.url.lastIndexOf('/') + 1)) : null;
         const figures = await runLoad({ ...load, seconds: SECONDS });
-        results.push({ group: sc.group, name: sc.name, clients, ...figures });
+        const cpu = meter?.();
+        const perMessage = (ms: number | undefined) =>
+          ms === undefined ? null : Number((ms / Math.max(1, figures.messages)).toFixed(2));
+        results.push({
+          group: sc.group,
+          name: sc.name,
+          clients,
+          ...figures,
+          serverCpuMsPerMessage: perMessage(cpu?.server),
+          postgresCpuMsPerMessage: perMessage(cpu?.postgres),
+        });
         console.log(
-          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
+          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms, PostgreSQL ${perMessage(cpu.postgres)} ms` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
         );
       }
     console.log(
@@ -128,6 +151,8 @@ async function main(): Promise<void> {
           'msg/s': r.rate,
           'p50 ms': r.p50,
           'p99 ms': r.p99,
+          'server CPU ms/msg': r.serverCpuMsPerMessage ?? '',
+          'PostgreSQL CPU ms/msg': r.postgresCpuMsPerMessage ?? '',
           messages: r.messages,
           errors: r.errors,
         })),

@@ -7,7 +7,8 @@ import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
+import type { CommitGroup } from '../../../storage/commit-group.js';
 import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { parseMime } from '../../mail/mime-parse.js';
@@ -45,7 +46,7 @@ export class ReceivingService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly resolver: DnsLookup,
-    private readonly options: { hostname: string; maxRecipients: number },
+    private readonly options: { hostname: string; maxRecipients: number; group?: CommitGroup | null },
   ) {}
 
   /**
@@ -125,7 +126,7 @@ export class ReceivingService {
           : (await this.blobs.prependAndMove(arrivingKey, rawKey, trace)).sizeBytes;
       const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
       const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
-      const copies = await this.db.tx(async (trx) => {
+      const write = async (trx: Sql) => {
         if ('held' in spooled) await this.blobs.putIn(trx, rawKey, Buffer.concat([trace, spooled.held]));
         const out: { messageId: string; events: MailboxEvent[] }[] = [];
         for (const mailboxId of mailboxIds) {
@@ -153,7 +154,9 @@ export class ReceivingService {
           );
         }
         return out;
-      });
+      };
+      const group = this.options.group;
+      const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.tx(write));
       await this.bus
         .publish(copies.flatMap((c) => c.events))
         .catch((err) => this.log.warn('events.publish_failed', { err }));

@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import type { TokenAuthenticator } from '../../tokens/token-authenticator.js';
 import type { Database, Sql } from '../../../storage/database.js';
+import type { CommitGroup } from '../../../storage/commit-group.js';
 import { deleteUnclaimedAttachments } from '../../attachments/attachment.store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
@@ -45,7 +46,7 @@ export class SubmissionService {
     private readonly sending: SendService,
     private readonly blobs: BlobStore,
     private readonly log: Logger,
-    private readonly options: { maxRecipients: number },
+    private readonly options: { maxRecipients: number; group?: CommitGroup | null },
     private readonly policy: OutboundPolicy,
   ) {}
 
@@ -196,7 +197,10 @@ export class SubmissionService {
       const writeWithin =
         'held' in spooled ? async (trx: Sql) => void (await this.blobs.putIn(trx, rawKey, spooled.held)) : undefined;
       // The whole-message policy decision again at end of DATA (headers: reply parent, approval).
-      return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft, { writeWithin });
+      return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft, {
+        writeWithin,
+        group: this.options.group,
+      });
     } catch (err) {
       if (staged.length) await deleteUnclaimedAttachments(this.db.db, staged).catch(() => undefined);
       // A connection lost during the send transaction leaves its outcome unknown (the COMMIT may
