@@ -32,5 +32,10 @@ export async function spool<T>(
       await it.return?.(); // a store that gave up destroys the source, so a tee drops this branch
     }
   }
-  return { stored: await storeLarge(Readable.from(rest(), { objectMode: false })) };
+  try {
+    return { stored: await storeLarge(Readable.from(rest(), { objectMode: false })) };
+  } catch (err) {
+    source.destroy(); // also when the store gave up before reading: a tee must not wait for this branch
+    throw err;
+  }
 }
