@@ -62,7 +62,8 @@ export class FsBlobStore implements BlobStore {
 
   /** A file cannot join a database transaction: written and fsynced now, before the caller commits. */
   async putIn(_trx: Sql, key: string, data: Buffer): Promise<{ sizeBytes: number }> {
-    return this.put(key, data);
+    const { sizeBytes } = await this.put(key, data);
+    return { sizeBytes };
   }
 
   /** Writes `to` like a put (temp file, fsync, rename) from `head` and the file of `from`, then removes `from`. */
