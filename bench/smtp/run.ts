@@ -5,17 +5,21 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { selfSignedCertificate } from '../../src/channels/smtp/self-signed-cert.js';
 import { table } from '../lib/measure.js';
+import { writeRatios, type RatioRow } from '../lib/ratios.js';
 import { serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
+import { cpuMeter } from './cpu.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
 
-// bench/smtp: 8 concurrent clients sending 10 KB messages, to submission (587: STARTTLS + AUTH)
-// and to the inbound port (25), each side by side with Postfix's smtpd writing into its queue
+// bench/smtp: 8 and 32 concurrent clients sending 10 KB messages, to submission (587: STARTTLS +
+// AUTH) and to the inbound port (25), each side by side with Postfix's smtpd writing into its queue
 // (fsync on) and Postfix's smtp-sink (accepts and discards: the ceiling), same client and load.
 const SECONDS = Number(process.env.BENCH_SMTP_SECONDS ?? 10);
-const CLIENTS = Number(process.env.BENCH_SMTP_CLIENTS ?? 8);
+/** Client counts, comma-separated: each scenario runs once per count. */
+const CLIENT_COUNTS = (process.env.BENCH_SMTP_CLIENTS ?? '8,32').split(',').map(Number);
+const CLIENTS = Math.max(...CLIENT_COUNTS);
 const BASE = Number(process.env.BENCH_SMTP_PORT_BASE ?? 26500);
 const PORTS = { http: BASE, submission: BASE + 87, mx: BASE + 25, postfix: BASE + 126, sink: BASE + 127 };
 
@@ -55,10 +59,12 @@ async function main(): Promise<void> {
     ).map((m) => m.token);
     // api for the readiness probe; smtp for both listeners. No worker: like Postfix's held queue,
     // accepted mail stays queued, so only acceptance is measured.
-    children.push(await serve('api,smtp', PORTS.http, env));
+    const server = await serve('api,smtp', PORTS.http, env);
+    children.push(server);
     await waitForGreeting(PORTS.submission);
 
-    const missing = postfixUnavailable();
+    // BENCH_SMTP_POSTFIX=0 runs our rows only (profiling, A/B of a change).
+    const missing = process.env.BENCH_SMTP_POSTFIX === '0' ? 'BENCH_SMTP_POSTFIX=0' : postfixUnavailable();
     if (!missing) {
       const pf = await startPostfix(
         pfDir,
@@ -102,44 +108,82 @@ async function main(): Promise<void> {
             { group: 'inbound', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: inbound },
           ]),
     ];
-    const results: Array<{ group: string; name: string } & LoadFigures> = [];
-    for (const sc of scenarios) {
-      const load = { ...sc.o, port: sc.port, clients: CLIENTS };
-      await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
-      const figures = await runLoad({ ...load, seconds: SECONDS });
-      results.push({ group: sc.group, name: sc.name, ...figures });
-      console.log(
-        `${sc.group.padEnd(10)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
-      );
-    }
+    const results: Array<
+      {
+        group: string;
+        name: string;
+        clients: number;
+        serverCpuMsPerMessage: number | null;
+        postgresCpuMsPerMessage: number | null;
+      } & LoadFigures
+    > = [];
+    for (const clients of CLIENT_COUNTS)
+      for (const sc of scenarios) {
+        const load = { ...sc.o, port: sc.port, clients };
+        await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
+        const ours = sc.name.startsWith('mailbox-service');
+        const meter = ours ? cpuMeter(server.pid!, db.url.slice(db.url.lastIndexOf('/') + 1)) : null;
+        const figures = await runLoad({ ...load, seconds: SECONDS });
+        const cpu = meter?.();
+        const perMessage = (ms: number | undefined) =>
+          ms === undefined ? null : Number((ms / Math.max(1, figures.messages)).toFixed(2));
+        results.push({
+          group: sc.group,
+          name: sc.name,
+          clients,
+          ...figures,
+          serverCpuMsPerMessage: perMessage(cpu?.server),
+          postgresCpuMsPerMessage: perMessage(cpu?.postgres),
+        });
+        console.log(
+          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms, PostgreSQL ${perMessage(cpu.postgres)} ms` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
+        );
+      }
     console.log(
-      `\nbench/smtp — ${CLIENTS} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`,
+      `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`,
     );
     console.log(
       table(
         results.map((r) => ({
           port: r.group,
+          clients: r.clients,
           server: r.name,
           'msg/s': r.rate,
           'p50 ms': r.p50,
           'p99 ms': r.p99,
+          'server CPU ms/msg': r.serverCpuMsPerMessage ?? '',
+          'PostgreSQL CPU ms/msg': r.postgresCpuMsPerMessage ?? '',
           messages: r.messages,
           errors: r.errors,
         })),
       ),
     );
-    for (const group of ['submission', 'inbound']) {
-      const ours = results.find((r) => r.group === group && r.name.startsWith('mailbox-service'));
-      const postfix = results.find((r) => r.group === group && r.name.startsWith('Postfix smtpd'));
-      if (ours && postfix)
+    const ratios: RatioRow[] = [];
+    for (const clients of CLIENT_COUNTS)
+      for (const group of ['submission', 'inbound']) {
+        const row = (prefix: string) =>
+          results.find((r) => r.clients === clients && r.group === group && r.name.startsWith(prefix));
+        const ours = row('mailbox-service');
+        const postfix = row('Postfix smtpd');
+        if (!ours || !postfix) continue;
         console.log(
-          `target (${group}): at least Postfix's rate: ${ours.rate} vs ${postfix.rate} msg/s — ${ours.rate >= postfix.rate ? 'MET' : 'NOT MET'}`,
+          `target (${group}, ${clients} clients): at least Postfix's rate: ${ours.rate} vs ${postfix.rate} msg/s — ${ours.rate >= postfix.rate ? 'MET' : 'NOT MET'}`,
         );
-    }
+        ratios.push({
+          work: `SMTP ${group === 'submission' ? 'submission 587' : 'inbound 25'}, ${clients} clients, 10 KB`,
+          ours: ours.rate,
+          baseline: postfix.rate,
+          baselineName: 'Postfix smtpd → queue (fsync)',
+          unit: 'msg/s',
+          goal: 1.0,
+          higherIsBetter: true,
+        });
+      }
+    if (ratios.length) writeRatios('smtp', ratios);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/smtp-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
-      JSON.stringify({ clients: CLIENTS, seconds: SECONDS, results }, null, 2),
+      JSON.stringify({ clients: CLIENT_COUNTS, seconds: SECONDS, results }, null, 2),
     );
   } finally {
     for (const stop of stops) await stop().catch(() => undefined);

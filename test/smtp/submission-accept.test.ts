@@ -157,4 +157,22 @@ describe('SMTP submission: accepted mail goes through the core send path', () =>
       await q`select subject from message where mailbox_id = ${alice.mailboxId} and subject like 'pipelined %'`;
     expect(rows).toHaveLength(3);
   });
+  it('stores the raw message whole on both sides of the in-transaction size (512 KiB): held, and streamed', async () => {
+    for (const size of [10_000, 2_000_000]) {
+      const client = submitter(server, alice.address, alice.token);
+      const info = await client.sendMail({
+        from: alice.address,
+        to: 'raw-size@remote.example',
+        subject: `raw ${size}`,
+        text: 'x'.repeat(size),
+      });
+      client.close();
+      const messageId = /Queued as (msg_\w+)/.exec(info.response)![1]!;
+      const [row] = await q`select raw_blob_key, stored_bytes from message where id = ${messageId}`;
+      const raw = await server.runtime.services.blobs.get(row.raw_blob_key);
+      expect(raw.length).toBeGreaterThan(size);
+      expect(raw.toString('latin1')).toContain(`Subject: raw ${size}`);
+      expect(Number(row.stored_bytes)).toBeGreaterThanOrEqual(raw.length);
+    }
+  });
 });

@@ -119,6 +119,26 @@ describe.each(['postgres', 'fs'] as const)('%s blob store', (kind) => {
     await expect(store().get(from)).rejects.toThrow();
     await store().delete(to);
   });
+
+  it("putIn stores a blob with the caller's transaction: there after the commit; on PostgreSQL gone with a rollback", async () => {
+    const db = server.runtime.services.db;
+    for (const size of [0, 10 * 1024, BLOB_CHUNK_BYTES + 3]) {
+      const data = randomBytes(size);
+      const kept = key();
+      expect(await db.tx((trx) => store().putIn(trx, kept, data))).toEqual({ sizeBytes: size });
+      expect((await store().get(kept)).equals(data), `putIn ${size}`).toBe(true);
+      await store().delete(kept);
+    }
+    const rolledBack = key();
+    await expect(
+      db.tx(async (trx) => {
+        await store().putIn(trx, rolledBack, randomBytes(100));
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    if (kind === 'postgres') await expect(store().get(rolledBack)).rejects.toThrow();
+    await store().delete(rolledBack);
+  });
 });
 
 describe('postgres blob store: unfinished writes', () => {

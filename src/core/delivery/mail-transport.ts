@@ -17,6 +17,7 @@ import { hostedDkimLookup } from './receiving/hosted-dkim.js';
 import { dnsResolver, type DnsLookup } from './dns-resolver.js';
 import { DkimKeys } from './outbound/dkim-keys.js';
 import { externalTransportFrom, type ExternalTransport } from './outbound/external-transport.js';
+import { CommitGroup } from '../../storage/commit-group.js';
 
 /** The mail-transport use cases: SMTP submission, inbound MX, DKIM keys and external delivery. */
 export interface MailTransport {
@@ -49,6 +50,8 @@ export interface MailTransportDeps {
 export function createMailTransport(d: MailTransportDeps): MailTransport {
   const resolver = dnsResolver(d.config.DNS_SERVERS);
   const hostname = smtpHostname(d.config);
+  // One group for both listeners: submissions and inbound messages arriving together share a commit.
+  const group = d.config.SMTP_GROUP_COMMIT ? new CommitGroup(d.db) : null;
   return {
     resolver,
     hostname,
@@ -57,6 +60,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
     receiving: new ReceivingService(d.db, d.blobs, d.inbound, d.bus, d.clock, d.log, hostedDkimLookup(d.db, resolver), {
       hostname,
       maxRecipients: d.config.MAX_RECIPIENTS,
+      group,
     }),
     submission: new SubmissionService(
       d.db,
@@ -64,7 +68,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
       d.sending,
       d.blobs,
       d.log,
-      { maxRecipients: d.config.MAX_RECIPIENTS },
+      { maxRecipients: d.config.MAX_RECIPIENTS, group },
       d.policy,
     ),
   };

@@ -37,16 +37,18 @@ export class PolicyStore {
 
   /**
    * Which of `addresses` this mailbox already wrote to or heard from (message_recipient_address_idx,
-   * message_inbound_from_idx); the others are new recipients.
+   * message_inbound_from_idx); the others are new recipients. One `exists` per address stops at
+   * the first earlier message: collecting every one made each send cost more than the last
+   * (bench/smtp: every message of the run to one address, 11 ms of PostgreSQL CPU per message).
    */
   async contacted(mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
     if (addresses.length === 0) return new Set();
     const rows = await this.db.rows(sql<{ address: string }>`
-      select r.address from message_recipient r join message m on m.id = r.message_id
-        where r.address = any(${addresses}::text[]) and m.mailbox_id = ${mailboxId} and ${counts}
-      union
-      select m.from_address from message m
-        where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.from_address = any(${addresses}::text[])`);
+      select a.address from unnest(${addresses}::text[]) as a(address)
+      where exists (select 1 from message_recipient r join message m on m.id = r.message_id
+          where r.address = a.address and m.mailbox_id = ${mailboxId} and ${counts})
+        or exists (select 1 from message m
+          where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.from_address = a.address)`);
     return new Set(rows.map((r) => r.address));
   }
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { Sql } from '../database.js';
 
 /**
  * Raw messages and attachments. Keys are chosen by the core (`att/<id>`, `raw/<id>`); a blob is
@@ -14,6 +15,13 @@ export interface BlobStore {
    * buffers). `to` is complete or absent; `from` is gone afterwards.
    */
   prependAndMove(from: string, to: string, head: Buffer): Promise<{ sizeBytes: number }>;
+  /**
+   * Stores a blob already in memory as part of the caller's transaction `trx`: PostgreSQL writes
+   * its rows there, so they commit (one WAL flush) or vanish with the row that names them; files
+   * are written and fsynced before this returns, as `put` does (a rollback leaves a file the
+   * caller deletes, or the storage sweeper once old). For small blobs: the bytes sit in memory.
+   */
+  putIn(trx: Sql, key: string, data: Buffer): Promise<{ sizeBytes: number }>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
@@ -37,3 +45,9 @@ export interface BlobEntry {
 
 /** Keys per batch of a listing: one reference query of the sweeper each. */
 export const BLOB_LIST_BATCH = 500;
+
+/**
+ * Largest blob a writer holds in memory to store with `putIn` inside its transaction (one chunk of
+ * the PostgreSQL store); larger ones are streamed with `put` before it.
+ */
+export const SMALL_BLOB_BYTES = 512 * 1024;

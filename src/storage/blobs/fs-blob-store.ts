@@ -6,6 +6,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobTooLargeError } from '../errors.js';
 import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
+import type { Sql } from '../database.js';
 
 const KEY = /^[a-z]+\/[A-Za-z0-9_-]+$/;
 /** `<key>.<12 hex>.tmp`: a put in progress, or the leftover of one a crash interrupted. */
@@ -57,6 +58,12 @@ export class FsBlobStore implements BlobStore {
       await dir.close();
     }
     return { sizeBytes: size, sha256: hash.digest('hex') };
+  }
+
+  /** A file cannot join a database transaction: written and fsynced now, before the caller commits. */
+  async putIn(_trx: Sql, key: string, data: Buffer): Promise<{ sizeBytes: number }> {
+    const { sizeBytes } = await this.put(key, data);
+    return { sizeBytes };
   }
 
   /** Writes `to` like a put (temp file, fsync, rename) from `head` and the file of `from`, then removes `from`. */

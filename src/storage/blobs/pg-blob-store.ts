@@ -2,15 +2,15 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BlobTooLargeError } from '../errors.js';
 import { FairGate } from '../fair-gate.js';
-import { num, sql, type Database } from '../database.js';
-import { BLOB_LIST_BATCH, type BlobEntry, type BlobStore } from './blob-store.js';
+import { num, sql, type Database, type Sql } from '../database.js';
+import { BLOB_LIST_BATCH, SMALL_BLOB_BYTES, type BlobEntry, type BlobStore } from './blob-store.js';
 
 /**
  * Bytes per `blob_chunk` row: large enough that a 35 MiB message is 70 inserts, small enough that
  * a put holds one chunk in memory however large the blob (issue: 12 parallel 25 MiB uploads
  * buffered whole took 1.25 GB).
  */
-export const BLOB_CHUNK_BYTES = 512 * 1024;
+export const BLOB_CHUNK_BYTES = SMALL_BLOB_BYTES;
 /** Suffix of the key a listing gives an unfinished write (chunks without a `blob` row). */
 const UNFINISHED = '#unfinished';
 
@@ -77,6 +77,17 @@ export class PgBlobStore implements BlobStore {
       throw err;
     }
     return { sizeBytes: size, sha256: hash.digest('hex') };
+  }
+
+  /** The chunks and the `blob` row in one statement (one round trip) of the caller's transaction. */
+  async putIn(trx: Sql, key: string, data: Buffer): Promise<{ sizeBytes: number }> {
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < data.length || chunks.length === 0; at += BLOB_CHUNK_BYTES)
+      chunks.push(data.subarray(at, at + BLOB_CHUNK_BYTES));
+    const rows = sql.join(chunks.map((c, seq) => sql`(${key}, ${seq}, ${c})`));
+    await sql`with chunks as (insert into blob_chunk (key, seq, data) values ${rows})
+      insert into blob (key, data, size_bytes, created_at) values (${key}, null, ${data.length}, now())`.execute(trx);
+    return { sizeBytes: data.length };
   }
 
   /** One transaction: the chunks change key and shift by one, `head` becomes chunk 0. */

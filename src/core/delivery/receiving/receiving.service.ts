@@ -7,8 +7,9 @@ import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
-import type { Database } from '../../../storage/database.js';
-import type { BlobStore } from '../../../storage/blobs/blob-store.js';
+import type { Database, Sql } from '../../../storage/database.js';
+import type { CommitGroup } from '../../../storage/commit-group.js';
+import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { parseMime } from '../../mail/mime-parse.js';
 import { verifyAuthentication, type AuthVerdict } from '../../mail/auth-verdict.js';
@@ -16,6 +17,7 @@ import { OurAuthResultsFilter } from '../../mail/auth-results-filter.js';
 import { allFromAddresses } from '../../mail/author-fields.js';
 import { hostedDomains } from './hosted-dkim.js';
 import { tee } from '../../mail/tee.js';
+import { spool } from '../../mail/spool.js';
 import type { InboundStore } from './inbound.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import { routeRecipient } from '../recipient-routing.js';
@@ -44,7 +46,7 @@ export class ReceivingService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly resolver: DnsLookup,
-    private readonly options: { hostname: string; maxRecipients: number },
+    private readonly options: { hostname: string; maxRecipients: number; group?: CommitGroup | null },
   ) {}
 
   /**
@@ -73,8 +75,10 @@ export class ReceivingService {
    * hosted here must carry a valid DKIM signature of that domain by our key (HOSTED_SENDER_UNSIGNED,
    * 550 5.7.1). The stored raw message then gets our Authentication-Results (RFC 8601,
    * authserv-id = SMTP_HOSTNAME) and Received (RFC 5321 §4.4) fields on top, as the verdict is
-   * only known at the end: the blob store moves the bytes under their final key behind that head
-   * without reading them back (prependAndMove). One copy per distinct mailbox commits in
+   * only known at the end: a small message (SMALL_BLOB_BYTES) is held in memory and written with
+   * that head inside the transaction of its rows; a larger one is streamed as it arrives and the
+   * blob store moves it under its final key behind that head without reading it back
+   * (prependAndMove). One copy per distinct mailbox commits in
    * one transaction. Resolves after the commit; on failure nothing stays behind (after a lost
    * database connection, the storage sweeper removes what no row names).
    */
@@ -84,7 +88,9 @@ export class ReceivingService {
     const arrivingKey = `${rawKey}-arriving`;
     const [toStore, toParse, toVerify] = tee(raw, 3);
     const [stored, parsed, verdict] = await Promise.allSettled([
-      this.blobs.put(arrivingKey, throughFilter(toStore!, new OurAuthResultsFilter(this.options.hostname))),
+      spool(throughFilter(toStore!, new OurAuthResultsFilter(this.options.hostname)), SMALL_BLOB_BYTES, (large) =>
+        this.blobs.put(arrivingKey, large),
+      ),
       parseMime(toParse!, this.blobs),
       verifyAuthentication(
         toVerify!,
@@ -111,10 +117,17 @@ export class ReceivingService {
       const trace = Buffer.from(
         ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
       );
-      const { sizeBytes: rawSizeBytes } = await this.blobs.prependAndMove(arrivingKey, rawKey, trace);
+      // A small message is stored with its rows, in their transaction (one commit); a large one was
+      // streamed under the arriving key and moves behind the trace fields now.
+      const spooled = stored.value;
+      const rawSizeBytes =
+        'held' in spooled
+          ? trace.length + spooled.held.length
+          : (await this.blobs.prependAndMove(arrivingKey, rawKey, trace)).sizeBytes;
       const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
       const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
-      const copies = await this.db.tx(async (trx) => {
+      const write = async (trx: Sql) => {
+        if ('held' in spooled) await this.blobs.putIn(trx, rawKey, Buffer.concat([trace, spooled.held]));
         const out: { messageId: string; events: MailboxEvent[] }[] = [];
         for (const mailboxId of mailboxIds) {
           out.push(
@@ -141,7 +154,9 @@ export class ReceivingService {
           );
         }
         return out;
-      });
+      };
+      const group = this.options.group;
+      const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.tx(write));
       await this.bus
         .publish(copies.flatMap((c) => c.events))
         .catch((err) => this.log.warn('events.publish_failed', { err }));

@@ -1,4 +1,5 @@
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
+import type { CommitGroup } from '../../../storage/commit-group.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
 import { AppError } from '../../errors.js';
 import { observability } from '../../observability.js';
@@ -22,6 +23,10 @@ import type { AuditStore } from '../../audit/audit.store.js';
 export interface SendOptions {
   /** The client's Idempotency-Key: a retry with the same request returns the first result. */
   idempotencyKey?: string | null | undefined;
+  /** Written first inside the send transaction (SMTP: the raw message), so it commits with the row naming it. */
+  writeWithin?: (trx: Sql) => Promise<void>;
+  /** Commit in this group (SMTP intake) rather than in a transaction of its own. */
+  group?: CommitGroup | null;
 }
 
 /** HTTP and MCP say which channel they are, for the audit trail and the loop guard's header. */
@@ -143,11 +148,13 @@ export class SendService {
     };
     let written: Awaited<ReturnType<typeof writeOutbound>>;
     try {
-      written = await this.db.tx(async (trx) => {
+      const write = async (trx: Sql) => {
+        await options.writeWithin?.(trx);
         const w = await writeOutbound(trx, mailbox, draft, meta);
         await this.audit.append(auditOfVerdict(actor, mailbox, verdict, w.accepted.messageId, meta.at), trx);
         return w;
-      });
+      };
+      written = await (options.group ? options.group.run(mailbox.id, write) : this.db.tx(write));
     } catch (err) {
       // A concurrent retry committed first: the unique (mailbox, key) index made us wait, now replay it.
       if (key && hash && isUniqueViolation(err, 'message_idempotency_uq')) {

@@ -6,13 +6,15 @@ import { isAddress, normalizeAddress } from '../../address.js';
 import type { Logger } from '../../logger.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import type { TokenAuthenticator } from '../../tokens/token-authenticator.js';
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
+import type { CommitGroup } from '../../../storage/commit-group.js';
 import { deleteUnclaimedAttachments } from '../../attachments/attachment.store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
-import type { BlobStore } from '../../../storage/blobs/blob-store.js';
+import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
 import { parseMime } from '../../mail/mime-parse.js';
 import { assertNotFull } from '../../quota/storage-quota.store.js';
 import { tee } from '../../mail/tee.js';
+import { spool } from '../../mail/spool.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
@@ -44,7 +46,7 @@ export class SubmissionService {
     private readonly sending: SendService,
     private readonly blobs: BlobStore,
     private readonly log: Logger,
-    private readonly options: { maxRecipients: number },
+    private readonly options: { maxRecipients: number; group?: CommitGroup | null },
     private readonly policy: OutboundPolicy,
   ) {}
 
@@ -166,7 +168,7 @@ export class SubmissionService {
     const rawKey = `raw/${newId(ID_PREFIX.message)}`;
     const [toStore, toParse] = tee(raw, 2);
     const [stored, parsed] = await Promise.allSettled([
-      this.blobs.put(rawKey, toStore!),
+      spool(toStore!, SMALL_BLOB_BYTES, (large) => this.blobs.put(rawKey, large)),
       parseMime(toParse!, this.blobs),
     ]);
     const keys = [rawKey, ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : [])];
@@ -185,13 +187,20 @@ export class SubmissionService {
       // Again at end of DATA: a transfer may outlast the token.
       await this.recheck(submitter);
       staged = await stageAttachments(this.db, submitter.mailbox.id, message.attachments);
+      const spooled = stored.value;
       const draft = await submittedDraft(this.db, submitter.mailbox, envelope, message, {
         rawKey,
-        rawSizeBytes: stored.value.sizeBytes,
+        rawSizeBytes: 'held' in spooled ? spooled.held.length : spooled.stored.sizeBytes,
         attachmentIds: staged,
       });
+      // A small raw message commits with its row (one transaction, one WAL flush).
+      const writeWithin =
+        'held' in spooled ? async (trx: Sql) => void (await this.blobs.putIn(trx, rawKey, spooled.held)) : undefined;
       // The whole-message policy decision again at end of DATA (headers: reply parent, approval).
-      return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft);
+      return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft, {
+        writeWithin,
+        group: this.options.group,
+      });
     } catch (err) {
       if (staged.length) await deleteUnclaimedAttachments(this.db.db, staged).catch(() => undefined);
       // A connection lost during the send transaction leaves its outcome unknown (the COMMIT may

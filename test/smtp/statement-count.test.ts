@@ -1,0 +1,92 @@
+import { createRequire } from 'node:module';
+import type pgTypes from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE, type TestServer } from '../support/harness.js';
+import { SmtpWire, rfc5322 } from './smtp-wire.js';
+import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
+
+// Statements PostgreSQL runs for one message, MAIL FROM to the 250 (BEGIN and COMMIT included):
+// every round trip costs both processes CPU on a shared machine (bench/smtp, README). Counted on
+// the pg client, so this file runs on PostgreSQL only; the bound stops a change from quietly
+// adding round trips back to the hot path. Before issue 15: 26 on 587 (three commits), 24 on 25 (four).
+const MAX_SUBMISSION_STATEMENTS = 23;
+const MAX_INBOUND_STATEMENTS = 14;
+
+let server: TestServer;
+let alice: { mailboxId: string; address: string; token: string };
+const statements: string[] = [];
+// MikroORM's own copy of node-postgres (it pins one), the one the service's pool uses.
+const pg = createRequire(import.meta.resolve('@mikro-orm/postgresql'))('pg') as typeof pgTypes;
+const query = pg.Client.prototype.query;
+
+beforeAll(async () => {
+  server = await startSmtpTestServer();
+  const x = await server.createDomain(undefined, { sendRateLimitPerMinute: 1000 });
+  alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
+  pg.Client.prototype.query = function (this: pgTypes.Client, ...args: unknown[]) {
+    const text = args[0];
+    statements.push(typeof text === 'string' ? text : ((text as { text?: string }).text ?? '?'));
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+});
+afterAll(async () => {
+  pg.Client.prototype.query = query;
+  await server?.close();
+});
+
+/** The statements run while `fn` sends one message. */
+async function counted(fn: () => Promise<void>): Promise<string[]> {
+  statements.length = 0;
+  await fn();
+  return [...statements];
+}
+
+describe.skipIf(ENGINE !== 'postgres')('SMTP: statements per message', () => {
+  it('submission on 587: one message, warm session', async () => {
+    const wire = await loggedInWire(server, alice);
+    const one = async () => {
+      await wire.cmd(`MAIL FROM:<${alice.address}>`, 250);
+      await wire.cmd('RCPT TO:<someone@remote.example>', 250);
+      await wire.cmd('DATA', 354);
+      await wire.cmd(rfc5322({ from: alice.address, to: 'someone@remote.example' }) + '\r\n.', 250);
+    };
+    await one(); // warms what a session caches
+    const list = await counted(one);
+    expect(list.length, list.map(short).join('\n')).toBeLessThanOrEqual(MAX_SUBMISSION_STATEMENTS);
+    // One commit: the raw message is written in the send transaction, nothing autocommits a write.
+    expect(writesOutsideTheTransaction(list)).toEqual([]);
+    expect(list.filter((q) => /^\s*commit/i.test(q))).toHaveLength(1);
+    await wire.cmd('QUIT', 221);
+  });
+
+  it('inbound on 25: one message', async () => {
+    const wire = await SmtpWire.connect(mxPort(server));
+    await wire.cmd('EHLO sender.example', 250);
+    const one = async () => {
+      await wire.cmd('MAIL FROM:<news@sender.example>', 250);
+      await wire.cmd(`RCPT TO:<${alice.address}>`, 250);
+      await wire.cmd('DATA', 354);
+      await wire.cmd(rfc5322({ from: 'news@sender.example', to: alice.address }) + '\r\n.', 250);
+    };
+    await one();
+    const list = await counted(one);
+    expect(list.length, list.map(short).join('\n')).toBeLessThanOrEqual(MAX_INBOUND_STATEMENTS);
+    expect(writesOutsideTheTransaction(list)).toEqual([]);
+    expect(list.filter((q) => /^\s*commit/i.test(q))).toHaveLength(1);
+    await wire.cmd('QUIT', 221);
+  });
+});
+
+/** Inserts, updates and deletes that ran outside begin … commit (each its own commit and WAL flush). */
+function writesOutsideTheTransaction(list: string[]): string[] {
+  let inside = false;
+  const outside: string[] = [];
+  for (const q of list) {
+    if (/^\s*begin/i.test(q)) inside = true;
+    else if (/^\s*(commit|rollback)/i.test(q)) inside = false;
+    else if (!inside && /^\s*(insert|update|delete)/i.test(q)) outside.push(short(q));
+  }
+  return outside;
+}
+
+const short = (s: string) => s.replace(/\s+/g, ' ').slice(0, 110);
