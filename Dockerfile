@@ -44,9 +44,9 @@ USER 1000:1000
 # 2587 and 2525 SMTP submission and MX (the chart's Service publishes them as 587 and 25).
 EXPOSE 8080 8081 2587 2525
 VOLUME ["/var/lib/mailbox"]
-# --max-semi-space-size=8 caps V8's young generation at 8 MB a semi-space: by default it grows to 64 MB
+# --max-semi-space-size=16 caps V8's young generation at 16 MB a semi-space: by default it grows to 64 MB
 # each while ~2 000 modules load and is never given back, ~50 MB of every role's idle RSS (README,
 # "Memory per role"); package.json's start script passes the same flag (test/unit/node-flags.test.ts).
 # The preload starts OpenTelemetry before pg, koa and ioredis load (src/telemetry/preload.ts).
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--import", "/app/dist/src/telemetry/preload.js", "/app/dist/src/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "--import", "/app/dist/src/telemetry/preload.js", "/app/dist/src/cli.js"]
 CMD ["serve"]

@@ -18,7 +18,7 @@ function entrypointFlags(dockerfile: string): string[] {
 describe('V8 flags', () => {
   it('npm start and the image start node with the same flags', () => {
     const fromPackage = shippedNodeFlags(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-    expect(fromPackage).toContain('--max-semi-space-size=8');
+    expect(fromPackage).toContain('--max-semi-space-size=16');
     expect(entrypointFlags(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))).toEqual(fromPackage);
   });
 });
