@@ -1,21 +1,14 @@
 import http from 'node:http';
 import pg from 'pg';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { pageQuery } from '../../src/core/messages/message.store.js';
+import { offlineCompiler } from '../lib/sql-compiler.js';
 
 // The bare stack (issue 15): node:http + pg running the very SQL the list route runs (compiled
 // from the same core function), rows sent as JSON, nothing else: no routing, auth, validation,
 // envelope or view mapping. The service's list rate over this one is what the framework costs.
 // Usage: node bare-pg-server.js <databaseUrl> <mailboxId> <port>
 const [databaseUrl, mailboxId, port] = process.argv.slice(2) as [string, string, string];
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
+const compiler = offlineCompiler;
 const page = pageQuery(mailboxId, undefined, null, 51).compile(compiler);
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -16,6 +15,7 @@ import { serve, stopProcess } from '../lib/processes.js';
 import { writeRatios } from '../lib/ratios.js';
 import { ADMIN_URL, scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { rareWord, seedBulk, seedMessages, SEARCH_COMMON_WORD } from '../http/seed.js';
+import { offlineCompiler } from '../lib/sql-compiler.js';
 
 // bench/scale (issue 15): one PostgreSQL database of 10 000 000 messages. Its shape: one big
 // mailbox of BIG messages (half), written contiguously (like an imported mailbox), and 500
@@ -220,15 +220,7 @@ async function sizes(url: string, messages: number) {
   };
 }
 
-/** Compiles core query builders (kysely `sql` templates) to SQL text and parameters without a connection. */
-const compiler = new Kysely<any>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
+const compiler = offlineCompiler;
 
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of the list, get and search statements at 10 M. Search is the core's
