@@ -222,9 +222,17 @@ const QUERY_EXTRAS: [string, string][] = [
   [HUGE_STRING.slice(0, 3000), 'k'],
 ];
 
-/** The long-poll would hold a fuzz request up to 55 s; its waiting is tested elsewhere, its input here. */
+/** Long-polls: they hold a request up to 55 s (30 s without timeoutMs). */
+const LONG_POLLS = new Set(['GET /api/messages/wait', 'GET /api/messages/verification-code']);
+const LONG_POLL_TOOLS = new Set(['wait_for_message', 'get_verification_code']);
+
+/**
+ * A long-poll would hold a fuzz request up to 55 s; its waiting is tested elsewhere, its input here.
+ * (Without the verification-code route here, a seed that drew it without timeoutMs spent the whole
+ * budget on one 30 s wait and left routes unfuzzed.)
+ */
 function boundLongPoll(r: RouteSpec, pairs: [string, string][]): [string, string][] {
-  if (routeKey(r) !== 'GET /api/messages/wait') return pairs;
+  if (!LONG_POLLS.has(routeKey(r))) return pairs;
   const waits = (v: string) => {
     const n = Number(v.trim() || 'x');
     return Number.isInteger(n) && n > 50 && n <= 55_000;
@@ -692,7 +700,7 @@ function mcpArb(tools: McpTool[]): fc.Arbitrary<McpFuzzed> {
       })
       .map((c): McpFuzzed => {
         let entries = applyMutations((c.args as Entries).entries, c.muts);
-        if (tool.name === 'wait_for_message') {
+        if (LONG_POLL_TOOLS.has(tool.name)) {
           const waits = (v: JsonValue) => {
             const n = Number(typeof v === 'string' ? v.trim() || 'x' : v);
             return Number.isInteger(n) && n > 50 && n <= 55_000;
@@ -704,7 +712,7 @@ function mcpArb(tools: McpTool[]): fc.Arbitrary<McpFuzzed> {
         }
         let args = c.shape === 'arguments-hostile' ? jsonText(c.hostile) : jsonText(new Entries(entries));
         // A hostile object without timeoutMs would hold the call for the default wait and eat the time box.
-        if (tool.name === 'wait_for_message' && c.shape === 'arguments-hostile' && args.startsWith('{'))
+        if (LONG_POLL_TOOLS.has(tool.name) && c.shape === 'arguments-hostile' && args.startsWith('{'))
           args = args === '{}' ? '{"timeoutMs":0}' : args.replace(/\}$/, ',"timeoutMs":0}');
         const body =
           c.shape === 'rpc-garbage'
