@@ -133,13 +133,13 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     const body =
       spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
     const principal = ctx.state.principal as Principal;
-    if (spec.changeMark === 'target' || (spec.changeMark && ctx.get('if-none-match'))) {
+    if (spec.changeMark === 'target') {
       const mark = await services.changeMarks.of(principal, spec.changeMark, query?.mailboxAddress, ctx.url);
       if (answerFromChangeMark(ctx, mark)) return;
     }
     let data = await spec.handler({ params, query, body, principal, services, remoteIp: ctx.ip || null, ctx });
     if (data instanceof ChangeMarked) {
-      // The data's own mark may still match: this process's memory of the sequence was behind.
+      // 304 when the caller holds the mark (the core then read no page: data is null).
       if (answerFromChangeMark(ctx, data.mark)) return;
       data = data.data;
     }

@@ -7,7 +7,7 @@ import type { ParameterizedContext } from 'koa';
  * names the current mark; returns whether it did (then the handler does not run).
  */
 export function answerFromChangeMark(ctx: ParameterizedContext, mark: string): boolean {
-  const etag = `W/"${mark}"`;
+  const etag = etagOf(mark);
   ctx.set('ETag', etag);
   ctx.set('Cache-Control', 'private, no-cache');
   if (!ifNoneMatchHas(ctx.get('if-none-match'), etag)) return false;
@@ -15,6 +15,9 @@ export function answerFromChangeMark(ctx: ParameterizedContext, mark: string): b
   ctx.body = null;
   return true;
 }
+
+/** A change mark as a weak entity tag. */
+export const etagOf = (mark: string): string => `W/"${mark}"`;
 
 /**
  * RFC 9110 13.1.2: weak comparison over the listed tags. `*` is never taken as a match: a mark

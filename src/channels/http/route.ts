@@ -49,8 +49,8 @@ export interface RouteSpec<P = any, Q = any, B = any> {
    * A GET whose answer has a change mark (core/messages/change-mark.ts): sent as a weak ETag, and
    * `If-None-Match` with the current one is 304 before the handler runs. `target` (message,
    * thread by id): the mark is read before the handler. `mailbox` (the list): the handler returns
-   * a `ChangeMarked` answer whose mark came with its data in one round trip, and the mark is read
-   * first only to answer an `If-None-Match`. `mailboxAddress` comes from the query.
+   * a `ChangeMarked` answer from MessageService.listUnlessUnchanged, which reads the mark first only
+   * for an `If-None-Match`. `mailboxAddress` comes from the query.
    */
   changeMark?: MarkedRead;
   /** Set `Cache-Control: no-store` (every response carrying a plaintext token). */

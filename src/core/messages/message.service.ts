@@ -67,6 +67,26 @@ export class MessageService {
   }
 
   /**
+   * The list unless the caller already holds its current mark (`holds`: HTTP If-None-Match, MCP
+   * ifChangedSince); `value` null means unchanged. The mark is read first only for a caller that
+   * holds one; otherwise the page brings its own mark (one round trip), which may still match where
+   * this process's memory of the sequence was behind.
+   */
+  async listUnlessUnchanged(
+    principal: Principal,
+    input: ListMessagesInput,
+    request: string,
+    holds?: (mark: string) => boolean,
+  ): Promise<{ mark: string; value: Page<MessageSummary> | null }> {
+    if (holds) {
+      const mark = await this.marks.of(principal, 'mailbox', input.mailboxAddress, request);
+      if (holds(mark)) return { mark, value: null };
+    }
+    const { value, mark } = await this.listMarked(principal, input, request);
+    return { mark, value: holds?.(mark) ? null : value };
+  }
+
+  /**
    * The list and its change mark for `request` (ChangeMarks.of), in one round trip: the page
    * query returns the mailbox's change sequence of the same snapshot as the rows.
    */

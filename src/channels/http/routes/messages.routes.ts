@@ -1,4 +1,5 @@
 import { ChangeMarked, route, type RouteSpec } from '../route.js';
+import { etagOf, ifNoneMatchHas } from '../etag.js';
 import {
   bulkDeleteInputSchema,
   bulkDeleteResultSchema,
@@ -32,7 +33,9 @@ export const messageRoutes: RouteSpec[] = [
     status: 200,
     changeMark: 'mailbox',
     handler: async ({ principal, query, services, ctx }) => {
-      const { value, mark } = await services.messages.listMarked(principal, query, ctx.url);
+      const ifNoneMatch = ctx.get('if-none-match');
+      const holds = ifNoneMatch ? (mark: string) => ifNoneMatchHas(ifNoneMatch, etagOf(mark)) : undefined;
+      const { value, mark } = await services.messages.listUnlessUnchanged(principal, query, ctx.url, holds);
       return new ChangeMarked(value, mark);
     },
   }),

@@ -41,13 +41,13 @@ export const listMessagesTool = defineTool({
     // Every argument but the mark itself (the parsed input keeps the schema's key order), so a
     // list argument added later can never share a mark with a call that differs only in it.
     const request = `list_messages ${JSON.stringify(input)}`;
-    if (ifChangedSince !== undefined) {
-      const changeMark = await services.changeMarks.of(principal, 'mailbox', input.mailboxAddress, request);
-      if (ifChangedSince === changeMark) return { changeMark, unchanged: true };
-    }
-    // The page brings its own mark (one round trip); it may match where this process's memory was behind.
-    const { value, mark } = await services.messages.listMarked(principal, input, request);
-    if (ifChangedSince === mark) return { changeMark: mark, unchanged: true };
+    const { value, mark } = await services.messages.listUnlessUnchanged(
+      principal,
+      input,
+      request,
+      ifChangedSince === undefined ? undefined : (current) => current === ifChangedSince,
+    );
+    if (!value) return { changeMark: mark, unchanged: true };
     return { ...value, changeMark: mark, unchanged: false };
   },
 });
