@@ -134,10 +134,11 @@ const messageSql = (r: RowSource) => {
   const s = SENTENCES.length;
   return `insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
     to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_format,
-    references_header, is_read, created_at, received_at)
-  select 'msg_' || ${r.tag} || lpad(g::text, 9, '0'), ${r.mailbox}, 'thr_' || ${r.tag} || lpad((1 + (g - 1) / 10)::text, 9, '0'), 'inbound',
-    (${pool(SUBJECTS)})[1 + (g * 7) % ${SUBJECTS.length}] || case when g % 5 = 0 then ' (#' || (g % 10007) || ')' else '' end,
-    'sender' || (g % 97) || '@remote.test', (${pool(NAMES)})[1 + g % ${NAMES.length}] || ' ' || (g % 97), array[${r.address}], '{}', '{}', ${r.address},
+    references_header, is_read, created_at, received_at, search_vector)
+  -- The vector the search indexer would store (migration 20270201000000), computed in the same pass.
+  select s.*, message_search_vector(s.subject, s.body_text, null) from (select 'msg_' || ${r.tag} || lpad(g::text, 9, '0'), ${r.mailbox}, 'thr_' || ${r.tag} || lpad((1 + (g - 1) / 10)::text, 9, '0'), 'inbound',
+    (${pool(SUBJECTS)})[1 + (g * 7) % ${SUBJECTS.length}] || case when g % 5 = 0 then ' (#' || (g % 10007) || ')' else '' end as subject,
+    'sender' || (g % 97) || '@remote.test', (${pool(NAMES)})[1 + g % ${NAMES.length}] || ' ' || (g % 97), array[${r.address}], '{}'::text[], '{}'::text[], ${r.address},
     0,
     'Hi ' || (${pool(NAMES)})[1 + (g * 5) % ${NAMES.length}] || E',\\n\\n'
       || (${pool(SENTENCES)})[1 + (g * 3) % ${s}] || ' '
@@ -145,10 +146,10 @@ const messageSql = (r: RowSource) => {
       || case when g % ${SEARCH_COMMON_EVERY} = 7 then 'The ${SEARCH_COMMON_WORD} figures are in the shared folder. ' else '' end
       || (${pool(SENTENCES)})[1 + (g * 17 + 2) % ${s}] || ' '
       || (${pool(SENTENCES)})[1 + (g * 29 + 9) % ${s}]
-      || E'\\n\\nReference ref' || g || E'x.\\n-- \\n' || (${pool(NAMES)})[1 + g % ${NAMES.length}],
-    'text', '{}', g % 3 = 0,
+      || E'\\n\\nReference ref' || g || E'x.\\n-- \\n' || (${pool(NAMES)})[1 + g % ${NAMES.length}] as body_text,
+    'text', '{}'::text[], g % 3 = 0,
     now() - make_interval(secs => g), now() - make_interval(secs => g)
-  from ${r.from}`;
+  from ${r.from}) s`;
 };
 
 /**

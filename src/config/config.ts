@@ -107,6 +107,12 @@ export const configSchema = z.object({
   DATABASE_START_WAIT: durationMs.default(120_000),
   /** Connections per process when DATABASE_URL is set. */
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * Repeated parameterised statements run as named prepared statements (parsed and planned once
+   * per connection). `false` for a pooler that cannot carry them (PgBouncer in transaction mode
+   * before 1.21).
+   */
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   /** redis://… switches the event bus, Socket.IO adapter and rate limiter to Redis. */
   REDIS_URL: z
     .string()

@@ -37,6 +37,7 @@ import { MailboxPolicyService } from './policy/mailbox-policy.service.js';
 import { AuditStore } from './audit/audit.store.js';
 import { AuditService } from './audit/audit.service.js';
 import { SearchService } from './search/search.service.js';
+import { SearchIndex } from './search/search-index.store.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
 import { StorageService } from './quota/storage.service.js';
@@ -92,6 +93,7 @@ export interface Services {
   auditStore: AuditStore;
   /** Full-text search (HTTP /api/messages/search, MCP search_messages). */
   search: SearchService;
+  searchIndex: SearchIndex;
   /** Text of PDF/DOCX/HTML/text attachments (HTTP …/attachments/{id}/text, MCP get_attachment). */
   attachmentText: AttachmentTextService;
   /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
@@ -126,6 +128,7 @@ export function createServices(deps: CoreDeps): Services {
   const changeMarks = new ChangeMarks(db, changeSequences);
   const cipher = new TokenCipher(deriveKey(serverKey, 'token-cipher'));
   const cursors = new CursorCodec(deriveKey(serverKey, 'cursor'));
+  const searchIndex = new SearchIndex(db);
   const usage = new UsageRecorder(db);
   const throttle = new AuthThrottle(redis, config.AUTH_FAILURES_PER_15M, log, config.AUTH_CACHE_TTL);
   const tokenStore = new TokenStore(db);
@@ -243,7 +246,8 @@ export function createServices(deps: CoreDeps): Services {
     approvalStore,
     audit: new AuditService(db, auditStore, cursors),
     auditStore,
-    search: new SearchService(db, cursors),
+    search: new SearchService(db, cursors, searchIndex),
+    searchIndex,
     attachmentText: new AttachmentTextService(db, blobs, clock, log, {
       maxBytes: config.ATTACHMENT_TEXT_MAX_BYTES,
       timeoutMs: config.ATTACHMENT_TEXT_TIMEOUT,

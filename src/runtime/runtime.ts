@@ -13,6 +13,7 @@ import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/resources/resource-runtime.js';
 import { startEventSweeper } from '../core/events/event-sweeper.js';
 import { startPolicySweeper } from '../core/policy/policy-sweeper.js';
+import { startSearchIndexer } from '../core/search/search-indexer.js';
 import { StorageSweeper, startStorageSweeper } from '../core/housekeeping/storage-sweeper.js';
 import { openOrmWhenReachable, migrate, type Orm } from '../storage/orm.js';
 import { Database } from '../storage/database.js';
@@ -86,6 +87,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       databaseUrl: config.DATABASE_URL,
       pgliteDir: config.DATABASE_URL || options.inMemoryDatabase ? undefined : path.join(config.dataDir, 'pglite'),
       poolMax: config.DATABASE_POOL_MAX,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       lockAs: {
         command: options.command ?? 'serve',
         resourcesDir: config.MAILBOX_RESOURCES_DIR ? path.resolve(config.MAILBOX_RESOURCES_DIR) : null,
@@ -187,6 +189,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       auditRetentionMs: config.EVENT_RETENTION,
     });
     closers.push(() => policySweeper.stop());
+    const searchIndexer = startSearchIndexer(services.searchIndex, log);
+    closers.push(() => searchIndexer.stop());
     const storageSweeper = startStorageSweeper(
       new StorageSweeper(db, blobs, clock, { orphanGraceMs: config.BLOB_ORPHAN_GRACE, uploadTtlMs: config.UPLOAD_TTL }),
       log,

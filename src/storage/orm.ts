@@ -7,8 +7,10 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import { mkdirSync } from 'node:fs';
 import { allEntities } from './entities/index.js';
+import { messageSearchVector } from './entities/routines.js';
 import { migrations } from './migrations/index.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { preparingClient } from './prepared-statements.js';
 
 export type Orm = MikroORM;
 export type Em = SqlEntityManager;
@@ -18,6 +20,8 @@ export interface DatabaseTarget {
   databaseUrl?: string | undefined;
   pgliteDir?: string | undefined;
   poolMax?: number;
+  /** Run parameterised statements as named prepared statements (PostgreSQL only; default true). */
+  preparedStatements?: boolean;
   debug?: boolean;
   /** Who opens a PGlite directory (`serve`, `apply`, `migrate`): one process at a time, see data-dir-lock.ts. */
   lockAs?: { command: string; resourcesDir: string | null };
@@ -30,6 +34,7 @@ export interface DatabaseTarget {
 export function ormOptions(target: DatabaseTarget): Partial<Options> {
   const common: Partial<Options> = {
     entities: allEntities,
+    routines: [messageSearchVector],
     extensions: [Migrator],
     migrations: {
       migrationsList: migrations,
@@ -51,7 +56,9 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
       driver: PostgreSqlDriver,
       clientUrl: target.databaseUrl,
       pool: { min: 0, max: target.poolMax ?? 10 },
-    };
+      // Merged into pg's Pool options: every connection prepares its repeated statements.
+      ...(target.preparedStatements === false ? {} : { driverOptions: { Client: preparingClient() } }),
+    } as Partial<Options>;
   }
   if (target.pgliteDir) mkdirSync(target.pgliteDir, { recursive: true });
   return {

@@ -166,7 +166,7 @@ export interface Message {
   received_at: DbTimestamp | null;
   references_header: string[];
   request_hash: string | null;
-  search_vector: Generated<string | null>;
+  search_vector: string | null;
   sent_at: DbTimestamp | null;
   stored_bytes: Generated<DbInt8>;
   subject: Generated<string>;

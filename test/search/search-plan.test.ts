@@ -59,6 +59,8 @@ beforeAll(async () => {
           || '. Reference ref' || g || 'x.',
         'text', '{}'::text[], now() - g * interval '1 second'
       from generate_series(1, ${count}::int) g`.execute(db);
+    // Indexed as a search would before it runs (the vector is filled after storing).
+    await server.runtime.services.searchIndex.catchUp(mailboxId);
   }
   principal = await server.runtime.services.tokenAuth.authenticate(t.a1.token, null);
   pendingBeforeVacuum = await pendingTuples();

@@ -8,6 +8,7 @@ import { toSummary } from '../messages/message.views.js';
 import { searchPageQuery } from './message-search.store.js';
 import { canonicalQuery, parseSearchQuery } from './search-query.js';
 import type { SearchInput, SearchPage } from './search.schemas.js';
+import type { SearchIndex } from './search-index.store.js';
 
 const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
 
@@ -20,10 +21,13 @@ export class SearchService {
   constructor(
     private readonly db: Database,
     private readonly cursors: CursorCodec,
+    private readonly index: SearchIndex,
   ) {}
 
   async search(principal: Principal, input: SearchInput): Promise<SearchPage> {
     const { mailbox, scope, sql } = await this.prepare(principal, input);
+    // Mail stored since the indexer's last pass is indexed now, so the search sees all of it.
+    await this.index.catchUp(mailbox.id);
     const rows = await this.db.rows(sql);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];

@@ -9,6 +9,7 @@ import { Migration20270110000300Webhooks } from './20270110000300-webhooks.js';
 import { Migration20270120000000BlobChunks } from './20270120000000-blob-chunks.js';
 import { Migration20270125000000StorageQuota } from './20270125000000-storage-quota.js';
 import { Migration20270126000000SearchByMailbox } from './20270126000000-search-by-mailbox.js';
+import { Migration20270201000000SearchDeferred } from './20270201000000-search-deferred.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   { name: 'Migration20270120000000BlobChunks', class: Migration20270120000000BlobChunks },
   { name: 'Migration20270125000000StorageQuota', class: Migration20270125000000StorageQuota },
   { name: 'Migration20270126000000SearchByMailbox', class: Migration20270126000000SearchByMailbox },
+  { name: 'Migration20270201000000SearchDeferred', class: Migration20270201000000SearchDeferred },
 ];
