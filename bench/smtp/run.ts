@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { selfSignedCertificate } from '../../src/channels/smtp/self-signed-cert.js';
 import { table } from '../lib/measure.js';
 import { writeRatios, type RatioRow } from '../lib/ratios.js';
-import { serve, stopProcess } from '../lib/processes.js';
+import { script, serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
@@ -15,13 +15,23 @@ import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from
 
 // bench/smtp: 8 and 32 concurrent clients sending 10 KB messages, to submission (587: STARTTLS +
 // AUTH) and to the inbound port (25), each side by side with Postfix's smtpd writing into its queue
-// (fsync on) and Postfix's smtp-sink (accepts and discards: the ceiling), same client and load.
+// (fsync on), Postfix's smtp-sink (accepts and discards: the ceiling) and smtp-server discarding
+// (the Node library's own ceiling), same client and load.
 const SECONDS = Number(process.env.BENCH_SMTP_SECONDS ?? 10);
 /** Client counts, comma-separated: each scenario runs once per count. */
 const CLIENT_COUNTS = (process.env.BENCH_SMTP_CLIENTS ?? '8,32').split(',').map(Number);
 const CLIENTS = Math.max(...CLIENT_COUNTS);
 const BASE = Number(process.env.BENCH_SMTP_PORT_BASE ?? 26500);
-const PORTS = { http: BASE, submission: BASE + 87, mx: BASE + 25, postfix: BASE + 126, sink: BASE + 127 };
+/** `submission` or `inbound`: run that port's rows only (a profile of one port, an A/B). */
+const ONLY = process.env.BENCH_SMTP_ONLY;
+const PORTS = {
+  http: BASE,
+  submission: BASE + 87,
+  mx: BASE + 25,
+  postfix: BASE + 126,
+  sink: BASE + 127,
+  nodeSink: BASE + 128,
+};
 
 async function main(): Promise<void> {
   const db = await scratchDatabase('mbx_bench');
@@ -75,6 +85,20 @@ async function main(): Promise<void> {
       children.push(await startSmtpSink(PORTS.sink));
     } else console.log(`Postfix rows skipped: ${missing}`);
 
+    // smtp-server discarding (bench/smtp/node-sink.ts): the ceiling of the library our channel uses.
+    const sinkCert = await selfSignedCertificate('node-sink.bench.test');
+    const nodeSink = spawn(process.execPath, script('bench/smtp/node-sink'), {
+      env: {
+        ...process.env,
+        SINK_PORT: String(PORTS.nodeSink),
+        SINK_KEY: sinkCert.keyPem,
+        SINK_CERT: sinkCert.certPem,
+      },
+      stdio: 'ignore',
+    });
+    children.push(nodeSink);
+    await waitForGreeting(PORTS.nodeSink);
+
     const submission = {
       starttls: true,
       identity: (i: number) => ({
@@ -94,6 +118,7 @@ async function main(): Promise<void> {
       o: Omit<LoadOptions, 'port' | 'clients' | 'seconds'>;
     }> = [
       { group: 'submission', name: 'mailbox-service 587 (PostgreSQL)', port: PORTS.submission, o: submission },
+      { group: 'submission', name: 'smtp-server sink (Node, discard)', port: PORTS.nodeSink, o: submission },
       ...(missing
         ? []
         : [
@@ -101,6 +126,7 @@ async function main(): Promise<void> {
             { group: 'submission', name: 'Postfix smtp-sink (discard)', port: PORTS.sink, o: submission },
           ]),
       { group: 'inbound', name: 'mailbox-service 25 (PostgreSQL)', port: PORTS.mx, o: inbound },
+      { group: 'inbound', name: 'smtp-server sink (Node, discard)', port: PORTS.nodeSink, o: inbound },
       ...(missing
         ? []
         : [
@@ -118,7 +144,7 @@ async function main(): Promise<void> {
       } & LoadFigures
     > = [];
     for (const clients of CLIENT_COUNTS)
-      for (const sc of scenarios) {
+      for (const sc of scenarios.filter((x) => !ONLY || x.group === ONLY)) {
         const load = { ...sc.o, port: sc.port, clients };
         await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
         const ours = sc.name.startsWith('mailbox-service');
