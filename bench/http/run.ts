@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { measure, table, type Figures } from '../lib/measure.js';
+import { shippedNodeFlags } from '../lib/node-flags.js';
 import { serve, startProcess, stopProcess } from '../lib/processes.js';
 import { writeRatios } from '../lib/ratios.js';
 import { ADMIN_URL, scratchDatabase, seedMailboxes } from '../lib/scratch.js';
@@ -82,14 +83,14 @@ async function main(): Promise<void> {
     await seedMessages(databaseUrl, tenants.large.mailboxId, 'large@bench.test', LARGE);
     console.log(`seeded ${SMALL} + ${LARGE} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    // BENCH_API_NODE_OPTIONS: node flags for the api process only (e.g. a V8 heap setting to try).
-    const nodeOptions = [
-      process.env.BENCH_API_NODE_OPTIONS ?? '',
-      PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` : '',
-    ].join(' ');
-    const profiling: Record<string, string> = PROFILE_DIR
-      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` }
-      : {};
+    // Both servers run with the V8 flags the service ships with (package.json's start script, the
+    // image), so the two differ only in what runs on them. BENCH_API_NODE_OPTIONS: more node flags
+    // for the api process only (e.g. a V8 heap setting to try).
+    const shipped = shippedNodeFlags(readFileSync(path.resolve('package.json'), 'utf8')).join(' ');
+    const cpuProfile = PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` : '';
+    const nodeOptions = [shipped, process.env.BENCH_API_NODE_OPTIONS ?? '', cpuProfile].join(' ');
+    const bareEnv: Record<string, string> = { NODE_OPTIONS: `${shipped} ${cpuProfile}`.trim() };
+    console.log(`node flags of both servers: ${shipped || '(none)'}`);
     const apiEnv = {
       ...env,
       ...(REDIS_URL !== 'none' ? { REDIS_URL } : {}),
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
     const ceilingBase = `http://127.0.0.1:${CEILING_PORT}`;
     const bare = await startProcess(
       ['dist/bench/http/bare-pg-server.js', databaseUrl, tenants.large.mailboxId, String(BARE_PORT)],
-      profiling,
+      bareEnv,
       `http://127.0.0.1:${BARE_PORT}/`,
     );
     children.push(bare);
@@ -139,7 +140,7 @@ async function main(): Promise<void> {
       return;
     }
     // The same api without a bus between replicas (PostgreSQL, no Redis): every poll reads the sequence.
-    const noBus = await serve('api', NO_BUS_PORT, { ...env, PORT: String(NO_BUS_PORT) });
+    const noBus = await serve('api', NO_BUS_PORT, { ...env, PORT: String(NO_BUS_PORT), ...bareEnv });
     children.push(noBus);
 
     const opts = { seconds: SECONDS, connections: CONNECTIONS };

@@ -10,7 +10,7 @@ import { freePort, script, startProcess, stopProcess } from '../lib/processes.js
 import { writeRatios, type RatioRow } from '../lib/ratios.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { seedMessages } from '../http/seed.js';
-import { shippedNodeFlags } from './node-flags.js';
+import { shippedNodeFlags } from '../lib/node-flags.js';
 
 // bench/memory (issue 15): resident memory of each role alone, idle after start, and of the api
 // role and the all-in-one process under the list load of bench/http (16 connections), on

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { shippedNodeFlags } from '../../bench/memory/node-flags.js';
+import { shippedNodeFlags } from '../../bench/lib/node-flags.js';
 
 // The V8 flags the service runs with (README, "Memory per role") are written twice: package.json's
 // start script (`npm start`, `make run`, bench/memory) and the image's ENTRYPOINT (the Helm chart
