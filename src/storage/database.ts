@@ -7,6 +7,8 @@ import type { DB } from './schema.js';
  * migrations create (src/storage/schema.ts, `make db-types`).
  */
 export type Sql = Kysely<DB>;
+/** A piece of SQL (the `sql` tag's value) that a query embeds. */
+export type SqlFragment = RawBuilder<unknown>;
 export { sql };
 
 /**

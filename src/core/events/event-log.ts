@@ -1,12 +1,12 @@
 import type { Sql } from '../../storage/database.js';
-import { insertEvent, nextEventSeq } from './event-log.store.js';
-import { enqueueWebhookDeliveries } from '../webhooks/webhook-outbox.store.js';
+import { appendEventRow } from './event-log.store.js';
 import type { EventType, MailboxEvent } from '../../types/mailbox-event.js';
 
 /**
- * Appends an event inside the caller's transaction. Taking the next per-mailbox sequence
- * row-locks the mailbox, so a mailbox's event ids are handed out in commit order and a replay
- * by `lastEventId` can never skip an event that commits late.
+ * Appends an event inside the caller's transaction (with its webhook deliveries, one statement:
+ * appendEventRow). Taking the next per-mailbox sequence row-locks the mailbox, so a mailbox's
+ * event ids are handed out in commit order and a replay by `lastEventId` can never skip an event
+ * that commits late.
  */
 export async function appendEvent(
   trx: Sql,
@@ -15,19 +15,14 @@ export async function appendEvent(
   data: Record<string, unknown>,
   at = new Date(),
 ): Promise<MailboxEvent> {
-  const seqRow = await nextEventSeq(trx, mailboxId);
-  if (!seqRow) throw new Error(`mailbox ${mailboxId} vanished while appending an event`);
-  const seq = Number(seqRow.event_seq);
-  const event: MailboxEvent = {
-    eventId: String(seq),
+  const row = await appendEventRow(trx, mailboxId, type, at, data);
+  if (!row) throw new Error(`mailbox ${mailboxId} vanished while appending an event`);
+  return {
+    eventId: String(row.event_seq),
     type,
     mailboxId,
-    mailboxAddress: seqRow.address,
+    mailboxAddress: row.address,
     occurredAtTs: at.getTime(),
     data,
   };
-  await insertEvent(trx, mailboxId, seq, type, at, event);
-  // Same transaction: the webhook outbox holds exactly the committed events (docs/api.md, "Webhooks").
-  await enqueueWebhookDeliveries(trx, event, seqRow.domain_id, at);
-  return event;
 }

@@ -1,19 +1,19 @@
-import { sql, type Database, type Sql } from '../../storage/database.js';
+import { sql, type Database, type Sql, type SqlFragment } from '../../storage/database.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
 
 /**
- * One delivery row per live webhook that wants the event: same domain, its own mailbox (mailbox
- * webhooks) or any of its listed mailboxes, and one of its event types. With no webhook in the
- * domain this is one probe of webhook_domain_live_idx.
+ * The live webhooks (as `w`) that want an event of `type` in `mailboxId` of the domain
+ * `domainId` (an SQL expression): same domain, its own mailbox (mailbox webhooks) or any of its
+ * listed mailboxes, and one of its event types. With no webhook in the domain this is one probe
+ * of webhook_domain_live_idx. The event log inserts one delivery row per match in the statement
+ * that appends the event (event-log.store.ts).
  */
-export async function enqueueWebhookDeliveries(trx: Sql, event: MailboxEvent, domainId: string, at: Date) {
-  await sql`insert into webhook_delivery (webhook_id, mailbox_id, seq, payload, status, attempts, next_attempt_at, created_at)
-    select w.id, ${event.mailboxId}, ${Number(event.eventId)}, ${JSON.stringify(event)}::jsonb, 'pending', 0, ${at}, ${at}
-    from webhook w
+export function webhooksWanting(domainId: SqlFragment, mailboxId: string, type: string) {
+  return sql`select w.id from webhook w
     where w.domain_id = ${domainId} and w.disabled_at is null
-      and (w.mailbox_id is null or w.mailbox_id = ${event.mailboxId})
-      and (w.mailbox_ids is null or ${event.mailboxId} = any(w.mailbox_ids))
-      and (w.event_types is null or ${event.type} = any(w.event_types))`.execute(trx);
+      and (w.mailbox_id is null or w.mailbox_id = ${mailboxId})
+      and (w.mailbox_ids is null or ${mailboxId} = any(w.mailbox_ids))
+      and (w.event_types is null or ${type} = any(w.event_types))`;
 }
 
 export interface ClaimedDelivery {
