@@ -19,26 +19,35 @@ const effectiveQuota = sql`coalesce(m.storage_quota_bytes,
 /**
  * Charges `bytes` to the mailbox inside the caller's transaction, or throws QUOTA_EXCEEDED
  * (nothing changed: the transaction stays usable). `exempt` counts without refusing (our bounces:
- * a sender must learn its mail failed even with a full mailbox). Takes the mailbox row lock, so callers keep
- * the lock order "mailbox row first".
+ * a sender must learn its mail failed even with a full mailbox). `countAs` raises that
+ * direction's message counter (the lists' totalCount) in the same update: a new message lands on
+ * its mailbox row in one statement (bench/smtp counts round trips). Takes the mailbox row lock,
+ * so callers keep the lock order "mailbox row first"; returns the mailbox's address.
  */
 export async function chargeStorage(
   trx: Sql,
   mailboxId: string,
   bytes: number,
-  options: { exempt?: boolean } = {},
-): Promise<void> {
+  options: { exempt?: boolean; countAs?: 'inbound' | 'outbound' } = {},
+): Promise<{ address: string }> {
   const n = Math.max(0, Math.ceil(bytes));
-  if (options.exempt) {
-    await sql`update mailbox set storage_used_bytes = storage_used_bytes + ${n} where id = ${mailboxId}`.execute(trx);
-    return;
-  }
-  const rows = (
-    await sql<{ id: string }>`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}
-      where m.id = ${mailboxId} and (${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})
-      returning m.id`.execute(trx)
-  ).rows;
-  if (rows.length === 0) throw new AppError('QUOTA_EXCEEDED');
+  const counter =
+    options.countAs === 'inbound'
+      ? sql`, inbound_count = m.inbound_count + 1`
+      : options.countAs === 'outbound'
+        ? sql`, outbound_count = m.outbound_count + 1`
+        : sql``;
+  const room = options.exempt
+    ? sql``
+    : sql`and (${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})`;
+  const charged = (
+    await sql<{ address: string }>`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}${counter}
+      where m.id = ${mailboxId} ${room} returning m.address`.execute(trx)
+  ).rows[0];
+  if (charged) return charged;
+  const exists = (await sql`select 1 from mailbox where id = ${mailboxId}`.execute(trx)).rows.length > 0;
+  if (!exists) throw new Error(`mailbox ${mailboxId} does not exist`);
+  throw new AppError('QUOTA_EXCEEDED');
 }
 
 /** Gives `bytes` back (a deleted message); never below 0. */

@@ -74,19 +74,17 @@ export class InboundStore {
 
   private async write(trx: Sql, m: InboundMessage): Promise<StoredInbound> {
     const now = this.clock.now();
-    // Mailbox row first, thread after: the lock order every writer here keeps (see local-delivery).
-    const mailbox = (
-      await sql<Row<'mailbox', 'address'>>`select address from mailbox where id = ${m.mailboxId} for update`.execute(
-        trx,
-      )
-    ).rows[0];
-    if (!mailbox) throw new Error(`mailbox ${m.mailboxId} does not exist`);
     // The storage quota, before anything is written: a refusal (QUOTA_EXCEEDED) leaves the
-    // caller's transaction usable (local delivery then fails that recipient in it).
+    // caller's transaction usable (local delivery then fails that recipient in it). The same
+    // update raises the inbound counter and locks the mailbox row: mailbox row first, thread
+    // after, the lock order every writer here keeps (see local-delivery).
     const attachments = m.attachments ?? [];
     const storedBytes =
       (m.rawSizeBytes ?? 0) + bodyBytes(m.bodyText, m.bodyHtml) + attachments.reduce((s, a) => s + a.sizeBytes, 0);
-    await chargeStorage(trx, m.mailboxId, storedBytes, { exempt: m.quotaExempt === true });
+    const mailbox = await chargeStorage(trx, m.mailboxId, storedBytes, {
+      exempt: m.quotaExempt === true,
+      countAs: 'inbound',
+    });
     const references = inboundReferences(m.inReplyTo, m.references);
     const parent = await findParentByMessageIds(trx, m.mailboxId, references);
     const inReplyTo = cleanMessageIds([m.inReplyTo])[0] ?? null;
@@ -117,7 +115,6 @@ export class InboundStore {
       trx,
     );
     for (const a of attachments) await insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now });
-    await sql`update mailbox set inbound_count = inbound_count + 1 where id = ${m.mailboxId}`.execute(trx);
     const event = await appendEvent(
       trx,
       m.mailboxId,

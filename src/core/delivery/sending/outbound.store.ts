@@ -71,15 +71,18 @@ export async function writeOutbound(
   meta: OutboundMeta,
 ): Promise<{ accepted: SendAccepted; event: MailboxEvent }> {
   const at = meta.at;
-  // Mailbox row first, thread after: the lock order every writer here keeps (see local-delivery).
-  await sql`update mailbox set outbound_count = outbound_count + 1 where id = ${mailbox.id}`.execute(trx);
   // The sender's own copy counts against its storage quota: raw, bodies and the uploads it claims
-  // (uploads are charged when claimed, not when uploaded; docs/api.md, "Storage quota").
+  // (uploads are charged when claimed, not when uploaded; docs/api.md, "Storage quota"). The
+  // charge raises the outbound counter and locks the mailbox row: mailbox row first, thread
+  // after, the lock order every writer here keeps (see local-delivery). Uploads to claim are read
+  // under that lock, so a concurrent send claiming the same upload reads after this one commits.
+  if (draft.attachmentIds.length > 0)
+    await sql`select 1 from mailbox where id = ${mailbox.id} for update`.execute(trx);
   const storedBytes =
     (draft.rawSizeBytes ?? 0) +
     bodyBytes(draft.bodyText, draft.bodyHtml) +
     (await unclaimedBytes(trx, mailbox.id, draft.attachmentIds));
-  await chargeStorage(trx, mailbox.id, storedBytes);
+  await chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound' });
   const messageId = newId(ID_PREFIX.message, at.getTime());
   let threadId: string;
   if (draft.parent) {
