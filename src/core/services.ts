@@ -164,7 +164,7 @@ export function createServices(deps: CoreDeps): Services {
   });
   const auditStore = new AuditStore(db);
   const policyStore = new PolicyStore(db);
-  const policy = new OutboundPolicy(policyStore, tokenStore, auditStore, blobs, clock, {
+  const policy = new OutboundPolicy(policyStore, auditStore, blobs, clock, {
     autoReplyLimitPerHour: config.AUTO_REPLY_LIMIT_PER_HOUR,
   });
   const approvalStore = new ApprovalStore(db);

@@ -2,7 +2,6 @@ import { splitAddress } from '../address.js';
 import type { Clock } from '../time.js';
 import type { MailboxRef } from '../auth/principal.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
-import type { TokenStore } from '../tokens/token.store.js';
 import type { AuditStore } from '../audit/audit.store.js';
 import type { Channel } from '../audit/audit.schemas.js';
 import { effectivePolicy, type EffectivePolicy, type PolicyLayer, type PolicySource } from './effective-policy.js';
@@ -47,7 +46,6 @@ const DAY_MS = 86_400_000;
 export class OutboundPolicy {
   constructor(
     private readonly store: PolicyStore,
-    private readonly tokens: TokenStore,
     private readonly audit: AuditStore,
     private readonly blobs: BlobStore,
     private readonly clock: Clock,
@@ -56,7 +54,7 @@ export class OutboundPolicy {
 
   /** The mailbox policy narrowed by every token of the actor's chain, read now (docs/contract.md: at use). */
   async effective(mailboxId: string, tokenId: string): Promise<EffectivePolicy> {
-    const [mailbox, chain] = await Promise.all([this.store.mailboxPolicy(mailboxId), this.tokens.policyChain(tokenId)]);
+    const { mailbox, chain } = await this.store.policyInputs(mailboxId, tokenId);
     const layers: PolicyLayer[] = chain
       .filter((t) => t.policy !== null)
       .map((t) => ({ source: `token ${t.id}`, policy: t.policy! }));

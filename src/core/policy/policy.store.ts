@@ -1,6 +1,10 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
-import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy } from './policy.schemas.js';
+import { policyChainSql } from '../tokens/token.store.js';
+import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy, type TokenPolicy } from './policy.schemas.js';
+
+/** json/jsonb values: parsed by pg, text from PGlite. */
+const parsedJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
 export const policyOf = (stored: unknown): MailboxPolicy =>
@@ -29,6 +33,22 @@ export class PolicyStore {
   async mailboxPolicy(mailboxId: string): Promise<MailboxPolicy> {
     const row = await this.db.one(sql<Row<'mailbox', 'policy'>>`select policy from mailbox where id = ${mailboxId}`);
     return policyOf(row?.policy);
+  }
+
+  /**
+   * What the effective policy is made of, in one round trip: the mailbox's policy and the acting
+   * token's chain, root first (bench/smtp: SMTP asks at RCPT TO and again at the end of DATA).
+   */
+  async policyInputs(
+    mailboxId: string,
+    tokenId: string,
+  ): Promise<{ mailbox: MailboxPolicy; chain: { id: string; policy: TokenPolicy | null }[] }> {
+    const row = await this.db.one(sql<{ policy: unknown; chain: unknown }>`select
+      (select policy from mailbox where id = ${mailboxId}) as policy,
+      (select json_agg(json_build_object('id', c.id, 'policy', c.policy) order by c.depth desc)
+        from (${policyChainSql(tokenId)}) c) as chain`);
+    const chain = parsedJson(row?.chain) as { id: string; policy: TokenPolicy | null }[] | null;
+    return { mailbox: policyOf(parsedJson(row?.policy)), chain: chain ?? [] };
   }
 
   async setMailboxPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<void> {

@@ -3,6 +3,17 @@ import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Scope, TokenKind } from './scopes.js';
 import type { TokenPolicy } from '../policy/policy.schemas.js';
 
+/**
+ * A token and its ancestors as rows (id, policy, depth: 0 is the token itself, its parent 1, …),
+ * as SQL: the chain whose policies narrow what a token may send (bounded at 64 links).
+ */
+export const policyChainSql = (tokenId: string) => sql`with recursive chain(id, parent_token_id, policy, depth) as (
+    select id, parent_token_id, policy, 0 from access_token where id = ${tokenId}
+    union all
+    select t.id, t.parent_token_id, t.policy, c.depth + 1 from access_token t
+      join chain c on t.id = c.parent_token_id where c.depth < 64
+  ) select id, policy, depth from chain`;
+
 /** An access_token row as stored (kind, scopes and policy typed as what we write there). */
 export type TokenRow = Narrow<Row<'access_token'>, { kind: TokenKind; scopes: Scope[]; policy: TokenPolicy | null }>;
 
@@ -152,15 +163,11 @@ export class TokenStore {
    * docs/api.md "Token policy"). Read at use, so nothing about policy is cached with a principal.
    */
   async policyChain(tokenId: string): Promise<{ id: string; policy: TokenPolicy | null }[]> {
-    const rows = await this.db.rows(sql<
-      Narrow<Row<'access_token', 'id' | 'policy'>, { policy: TokenPolicy | null }> & { depth: number }
-    >`
-      with recursive chain(id, parent_token_id, policy, depth) as (
-        select id, parent_token_id, policy, 0 from access_token where id = ${tokenId}
-        union all
-        select t.id, t.parent_token_id, t.policy, c.depth + 1 from access_token t
-          join chain c on t.id = c.parent_token_id where c.depth < 64
-      ) select id, policy, depth from chain order by depth desc`);
+    const rows = await this.db.rows(
+      sql<
+        Narrow<Row<'access_token', 'id' | 'policy'>, { policy: TokenPolicy | null }> & { depth: number }
+      >`${policyChainSql(tokenId)} order by depth desc`,
+    );
     return rows.map((r) => ({ id: r.id, policy: r.policy }));
   }
 

@@ -1,5 +1,4 @@
 import { sql, type Database, type Sql } from '../../../storage/database.js';
-import type { Row } from '../../../storage/rows.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import { appendEvent } from '../../events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
