@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     const shipped = shippedNodeFlags(readFileSync(path.resolve('package.json'), 'utf8')).join(' ');
     const cpuProfile = PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` : '';
     const nodeOptions = [shipped, process.env.BENCH_API_NODE_OPTIONS ?? '', cpuProfile].join(' ');
-    const bareEnv: Record<string, string> = { NODE_OPTIONS: `${shipped} ${cpuProfile}`.trim() };
+    const shippedFlagsEnv: Record<string, string> = { NODE_OPTIONS: `${shipped} ${cpuProfile}`.trim() };
     console.log(`node flags of both servers: ${shipped || '(none)'}`);
     const apiEnv = {
       ...env,
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     const ceilingBase = `http://127.0.0.1:${CEILING_PORT}`;
     const bare = await startProcess(
       ['dist/bench/http/bare-pg-server.js', databaseUrl, tenants.large.mailboxId, String(BARE_PORT)],
-      bareEnv,
+      shippedFlagsEnv,
       `http://127.0.0.1:${BARE_PORT}/`,
     );
     children.push(bare);
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       return;
     }
     // The same api without a bus between replicas (PostgreSQL, no Redis): every poll reads the sequence.
-    const noBus = await serve('api', NO_BUS_PORT, { ...env, PORT: String(NO_BUS_PORT), ...bareEnv });
+    const noBus = await serve('api', NO_BUS_PORT, { ...env, PORT: String(NO_BUS_PORT), ...shippedFlagsEnv });
     children.push(noBus);
 
     const opts = { seconds: SECONDS, connections: CONNECTIONS };

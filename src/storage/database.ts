@@ -51,3 +51,5 @@ export const num = (v: unknown): number => (v === null || v === undefined ? 0 : 
 export const ms = (v: unknown): number | null =>
   v === null || v === undefined ? null : new Date(v as string).getTime();
 export const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+/** A json/jsonb object or array: parsed by pg, text from PGlite. */
+export const jsonValue = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);

@@ -69,6 +69,8 @@ describe.runIf(ENGINE === 'postgres')('prepared statements on PostgreSQL', () =>
     expect(await read()).toEqual([{ a: 1, b: null }]);
   });
 
+  // The callback form (serviceClient) must hand PostgreSQL's error to the caller, through Kysely,
+  // which extends its stack with the caller's frames, and leave the connection usable.
   it("a failing statement rejects with PostgreSQL's error and a stack back to its caller, named or not", async () => {
     for (const on of [true, false]) {
       const db = await open(on);

@@ -1,4 +1,4 @@
-import { num, type Database } from '../../storage/database.js';
+import { jsonValue, num, type Database } from '../../storage/database.js';
 import { requireScope, resolveMailbox } from '../auth/access.js';
 import type { MailboxRef, Principal } from '../auth/principal.js';
 import type { Clock } from '../time.js';
@@ -111,10 +111,7 @@ export class EventService {
         hasMore: false,
       };
     }
-    // jsonb arrives parsed from pg and as text from PGlite.
-    const page = rows
-      .slice(0, limit)
-      .map((r) => (typeof r.payload === 'string' ? (JSON.parse(r.payload) as MailboxEvent) : r.payload));
+    const page = rows.slice(0, limit).map((r) => jsonValue(r.payload) as MailboxEvent);
     return { events: page, resyncRequired: false, headSeq, oldestSeq: null, hasMore: rows.length > limit };
   }
 

@@ -1,4 +1,4 @@
-import { ms } from '../../storage/database.js';
+import { jsonValue, ms } from '../../storage/database.js';
 import type { Extracted } from '../extraction/extract.js';
 import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
 import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
@@ -84,9 +84,9 @@ export function toDetail(
   };
 }
 
-/** The stored extraction (jsonb: an object on pg, text on some drivers) as the wire shape. */
+/** The stored extraction (jsonb) as the wire shape. */
 export function toDetailExtracted(value: unknown): Extracted {
-  const v = (typeof value === 'string' ? JSON.parse(value) : value) as Partial<Extracted> | null;
+  const v = jsonValue(value) as Partial<Extracted> | null;
   return { codes: v?.codes ?? [], links: v?.links ?? [], replyText: v?.replyText ?? '' };
 }
 

@@ -1,10 +1,7 @@
-import { sql, type Database, type Sql } from '../../storage/database.js';
+import { jsonValue, sql, type Database, type Sql } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
 import { policyChainSql } from '../tokens/token.store.js';
 import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy, type TokenPolicy } from './policy.schemas.js';
-
-/** json/jsonb values: parsed by pg, text from PGlite. */
-const parsedJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
 export const policyOf = (stored: unknown): MailboxPolicy =>
@@ -47,8 +44,8 @@ export class PolicyStore {
       (select policy from mailbox where id = ${mailboxId}) as policy,
       (select json_agg(json_build_object('id', c.id, 'policy', c.policy) order by c.depth desc)
         from (${policyChainSql(tokenId)}) c) as chain`);
-    const chain = parsedJson(row?.chain) as { id: string; policy: TokenPolicy | null }[] | null;
-    return { mailbox: policyOf(parsedJson(row?.policy)), chain: chain ?? [] };
+    const chain = jsonValue(row?.chain) as { id: string; policy: TokenPolicy | null }[] | null;
+    return { mailbox: policyOf(jsonValue(row?.policy)), chain: chain ?? [] };
   }
 
   async setMailboxPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<void> {

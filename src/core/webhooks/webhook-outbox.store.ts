@@ -1,4 +1,4 @@
-import { sql, type Database, type Sql, type SqlFragment } from '../../storage/database.js';
+import { jsonValue, sql, type Database, type Sql, type SqlFragment } from '../../storage/database.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
 
 /**
@@ -73,7 +73,7 @@ export async function claimDelivery(
       webhookId: row.webhook_id,
       mailboxId: row.mailbox_id,
       seq: Number(row.seq),
-      payload: typeof claimed.payload === 'string' ? JSON.parse(claimed.payload) : claimed.payload,
+      payload: jsonValue(claimed.payload) as MailboxEvent,
       attempts: claimed.attempts,
       leaseUntil: until,
       url: claimed.url,
