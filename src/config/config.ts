@@ -113,6 +113,11 @@ export const configSchema = z.object({
    * before 1.21).
    */
   DATABASE_PREPARED_STATEMENTS: bool.default(true),
+  /**
+   * Message writes (SMTP intake, sends) send the statements of their transaction together: one
+   * round trip for the lot instead of one each (src/storage/statement-pipeline.ts). PostgreSQL only.
+   */
+  DATABASE_PIPELINE: bool.default(true),
   /** redis://… switches the event bus, Socket.IO adapter and rate limiter to Redis. */
   REDIS_URL: z
     .string()

@@ -100,7 +100,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     const applied = await migrate(orm);
     if (applied.length) log.info('storage.migrated', { applied });
   }
-  const db = new Database(orm);
+  const db = new Database(orm, { pipeline: Boolean(config.DATABASE_URL) && config.DATABASE_PIPELINE });
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   redis?.on('error', (err) => log.warn('redis.error', { message: err.message }));
   const blobs =

@@ -1,5 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type pgTypes from 'pg';
 import type { Em, Orm } from './orm.js';
+import { pipelinedTransaction } from './statement-pipeline.js';
 import type { DB } from './schema.js';
 
 /**
@@ -18,8 +20,13 @@ export { sql };
  */
 export class Database {
   private readonly pooled: Sql;
+  private pool: Promise<pgTypes.Pool> | null = null;
 
-  constructor(readonly orm: Orm) {
+  /** `pipeline`: `writeTx` pipelines its statements (PostgreSQL only; statement-pipeline.ts). */
+  constructor(
+    readonly orm: Orm,
+    private readonly options: { pipeline?: boolean } = {},
+  ) {
     this.pooled = (orm.em.fork() as Em).getKysely() as unknown as Sql;
   }
 
@@ -40,9 +47,34 @@ export class Database {
     return (this.orm.em.fork() as Em).transactional(async (em) => fn((em as Em).getKysely() as unknown as Sql));
   }
 
+  /**
+   * A write transaction whose statements are pipelined: the ones `fn` issues together (without
+   * awaiting each) travel in one round trip. Without pipelining (PGlite, or turned off) it is `tx`,
+   * where Kysely runs them one after another in the same order. Either way `fn` must await every
+   * statement it issued before returning.
+   */
+  async writeTx<T>(fn: (trx: Sql) => Promise<T>): Promise<T> {
+    if (!this.options.pipeline) return this.tx(fn);
+    this.pool ??= (
+      this.orm.em.getConnection() as unknown as { getNativeClient(): Promise<pgTypes.Pool> }
+    ).getNativeClient();
+    return pipelinedTransaction(await this.pool, this.pooled, fn);
+  }
+
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.pooled);
   }
+}
+
+/**
+ * Awaits statements a write issued together (so `writeTx` can send them in one round trip) and
+ * rethrows the first failure in issue order, but only once every one has settled: a statement
+ * still queued when the transaction ends could otherwise run after its COMMIT or ROLLBACK.
+ */
+export async function settleAll(statements: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  const outcomes = await Promise.allSettled(statements);
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** pg returns bigint as string and PGlite as number; the core always wants number. */

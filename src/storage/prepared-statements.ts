@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type pgTypes from 'pg';
 
 // MikroORM pins its own node-postgres; the pool it builds must get a Client of that copy.
-const pg = createRequire(import.meta.resolve('@mikro-orm/postgresql'))('pg') as typeof pgTypes;
+export const pg = createRequire(import.meta.resolve('@mikro-orm/postgresql'))('pg') as typeof pgTypes;
 
 /** A statement text is named (prepared once per connection) on its second run, not its first. */
 const PREPARE_ON_RUN = 2;
@@ -74,6 +74,9 @@ type CallbackQuery = (config: unknown, values: unknown, callback: QueryCallback)
  */
 export function serviceClient(names?: StatementNames): typeof pgTypes.Client {
   return class ServiceClient extends pg.Client {
+    /** The names this pool's connections run statements under; pipelined batches use them too (statement-pipeline.ts). */
+    static readonly statementNames = names;
+
     // pg's overloads; Kysely calls query(text, values) and awaits the promise.
     override query(...args: unknown[]): never {
       const [text, values] = args;

@@ -1,4 +1,4 @@
-import { sql, type Database, type Sql } from '../../../storage/database.js';
+import { settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import { appendEvent } from '../../events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
@@ -63,58 +63,68 @@ export class InboundStore {
    * With `trx` the caller owns the transaction and must publish `events` after its commit (local
    * delivery commits the copy together with the recipient's status). Without, this commits and
    * publishes itself.
+   *
+   * `whole`: the caller rolls its transaction back on any refusal (SMTP intake), so the
+   * statements go out together (one round trip when pipelined, Database.writeTx). Without it a
+   * QUOTA_EXCEEDED is known before anything else is written and leaves the caller's transaction
+   * usable (local delivery then fails that recipient in it).
    */
-  async store(trx: Sql | undefined, message: InboundMessage): Promise<StoredInbound> {
-    if (trx) return this.write(trx, message);
-    const stored = await this.db.tx((t) => this.write(t, message));
+  async store(
+    trx: Sql | undefined,
+    message: InboundMessage,
+    options: { whole?: boolean } = {},
+  ): Promise<StoredInbound> {
+    if (trx) return this.write(trx, message, options.whole === true);
+    const stored = await this.db.writeTx((t) => this.write(t, message, true));
     await this.bus.publish(stored.events).catch(() => undefined); // the log is the truth; replay heals a lost publish
     return stored;
   }
 
-  private async write(trx: Sql, m: InboundMessage): Promise<StoredInbound> {
+  private async write(trx: Sql, m: InboundMessage, whole: boolean): Promise<StoredInbound> {
     const now = this.clock.now();
-    // The storage quota, before anything is written: a refusal (QUOTA_EXCEEDED) leaves the
-    // caller's transaction usable (local delivery then fails that recipient in it). The same
-    // update raises the inbound counter and locks the mailbox row: mailbox row first, thread
-    // after, the lock order every writer here keeps (see local-delivery).
+    // The storage quota first: the same update raises the inbound counter and locks the mailbox
+    // row (mailbox row first, thread after, the lock order every writer here keeps; see
+    // local-delivery). Awaited here only when a refusal must leave nothing written (see store).
     const attachments = m.attachments ?? [];
     const storedBytes =
       (m.rawSizeBytes ?? 0) + bodyBytes(m.bodyText, m.bodyHtml) + attachments.reduce((s, a) => s + a.sizeBytes, 0);
-    const mailbox = await chargeStorage(trx, m.mailboxId, storedBytes, {
+    const charged = chargeStorage(trx, m.mailboxId, storedBytes, {
       exempt: m.quotaExempt === true,
       countAs: 'inbound',
     });
+    if (!whole) await charged;
+    charged.catch(() => undefined); // settled below; a refusal must not surface as unhandled meanwhile
     const references = inboundReferences(m.inReplyTo, m.references);
     const parent = await findParentByMessageIds(trx, m.mailboxId, references);
     const inReplyTo = cleanMessageIds([m.inReplyTo])[0] ?? null;
     const messageId = newId(ID_PREFIX.message, now.getTime());
-    let threadId: string;
-    if (parent) {
-      threadId = parent.threadId;
-      await touchThread(trx, threadId, now);
-    } else {
-      threadId = newId(ID_PREFIX.thread, now.getTime());
-      await createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now });
-    }
+    const threadId = parent ? parent.threadId : newId(ID_PREFIX.thread, now.getTime());
     const internetMessageId = cleanMessageIds([m.internetMessageId])[0] ?? null;
     // inReplyToMessageId names the parent only when it is the In-Reply-To message itself.
     const inReplyToMessageId = parent && parent.internetMessageId === inReplyTo ? parent.id : null;
     const fromDisplayName = (m.fromDisplayName ?? '').slice(0, 200);
     // Codes, links and reply text, found once here so every read is free (docs/api.md, "Extraction").
     const extracted = extractMessage(m);
-    await sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
+    // Issued together and awaited together (one round trip when pipelined).
+    const written = [
+      charged,
+      parent
+        ? touchThread(trx, threadId, now)
+        : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
+      sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
         auth_results, extracted, created_at, received_at, sent_at, stored_bytes)
       values (${messageId}, ${m.mailboxId}, ${threadId}, 'inbound', ${m.subject}, ${m.from}, ${fromDisplayName},
-        ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], ${mailbox.address}, ${attachments.length},
+        ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], (select address from mailbox where id = ${m.mailboxId}), ${attachments.length},
         ${m.bodyText}, ${m.bodyHtml}, ${bodyFormatOf(m.bodyText, m.bodyHtml)},
         ${m.rawBlobKey ?? null}, ${internetMessageId}, ${inReplyToMessageId}, ${references}::text[], false, null,
         ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb, ${now}, ${m.receivedAt}, ${m.sentAt ?? null}, ${storedBytes})`.execute(
-      trx,
-    );
-    for (const a of attachments) await insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now });
-    const event = await appendEvent(
+        trx,
+      ),
+      ...attachments.map((a) => insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now })),
+    ];
+    const event = appendEvent(
       trx,
       m.mailboxId,
       'message.received',
@@ -136,6 +146,7 @@ export class InboundStore {
       },
       now,
     );
-    return { messageId, threadId, events: [event] };
+    await settleAll([...written, event]);
+    return { messageId, threadId, events: [await event] };
   }
 }

@@ -7,7 +7,7 @@ import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
-import type { Database, Sql } from '../../../storage/database.js';
+import { settleAll, type Database, type Sql } from '../../../storage/database.js';
 import type { CommitGroup } from '../../../storage/commit-group.js';
 import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
@@ -127,36 +127,44 @@ export class ReceivingService {
       const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
       const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
       const write = async (trx: Sql) => {
-        if ('held' in spooled) await this.blobs.putIn(trx, rawKey, Buffer.concat([trace, spooled.held]));
+        // The raw message goes out with the first copy's statements (one round trip when pipelined).
+        const raw = 'held' in spooled ? this.blobs.putIn(trx, rawKey, Buffer.concat([trace, spooled.held])) : undefined;
         const out: { messageId: string; events: MailboxEvent[] }[] = [];
-        for (const mailboxId of mailboxIds) {
-          out.push(
-            await this.inbound.store(trx, {
-              mailboxId,
-              from: from.address,
-              fromDisplayName: from.name,
-              to: m.to,
-              cc: m.cc,
-              subject: m.subject,
-              bodyText: m.text,
-              bodyHtml: m.html,
-              internetMessageId: m.messageId,
-              inReplyTo: m.inReplyTo,
-              references: m.references,
-              attachments: m.attachments,
-              rawBlobKey: rawKey,
-              rawSizeBytes,
-              receivedAt,
-              sentAt: m.date,
-              authResults: (authResults ?? UNVERIFIED) as unknown as Record<string, unknown>,
-              listUnsubscribe: m.listUnsubscribe,
-            }),
-          );
-        }
+        const copies = (async () => {
+          for (const mailboxId of mailboxIds) {
+            out.push(
+              await this.inbound.store(
+                trx,
+                {
+                  mailboxId,
+                  from: from.address,
+                  fromDisplayName: from.name,
+                  to: m.to,
+                  cc: m.cc,
+                  subject: m.subject,
+                  bodyText: m.text,
+                  bodyHtml: m.html,
+                  internetMessageId: m.messageId,
+                  inReplyTo: m.inReplyTo,
+                  references: m.references,
+                  attachments: m.attachments,
+                  rawBlobKey: rawKey,
+                  rawSizeBytes,
+                  receivedAt,
+                  sentAt: m.date,
+                  authResults: (authResults ?? UNVERIFIED) as unknown as Record<string, unknown>,
+                  listUnsubscribe: m.listUnsubscribe,
+                },
+                { whole: true },
+              ),
+            );
+          }
+        })();
+        await settleAll([raw, copies]);
         return out;
       };
       const group = this.options.group;
-      const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.tx(write));
+      const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.writeTx(write));
       await this.bus
         .publish(copies.flatMap((c) => c.events))
         .catch((err) => this.log.warn('events.publish_failed', { err }));

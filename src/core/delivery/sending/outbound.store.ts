@@ -3,7 +3,7 @@ import type { MailboxRef } from '../../auth/principal.js';
 import { appendEvent } from '../../events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { claimAttachments } from '../../attachments/attachment.store.js';
-import { sql, type Database, type Sql } from '../../../storage/database.js';
+import { settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
 import type { Col, Narrow, Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../auth/principal.js';
 import { internetMessageIdFor } from '../threading.js';
@@ -69,6 +69,8 @@ export async function writeOutbound(
   mailbox: MailboxRef,
   draft: OutboundDraft,
   meta: OutboundMeta,
+  /** The caller's own statements about this message (its audit entry), issued with the message's. */
+  alongside?: (messageId: string) => Promise<unknown>,
 ): Promise<{ accepted: SendAccepted; event: MailboxEvent }> {
   const at = meta.at;
   // The sender's own copy counts against its storage quota: raw, bodies and the uploads it claims
@@ -81,23 +83,29 @@ export async function writeOutbound(
     (draft.rawSizeBytes ?? 0) +
     bodyBytes(draft.bodyText, draft.bodyHtml) +
     (await unclaimedBytes(trx, mailbox.id, draft.attachmentIds));
-  await chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound' });
   const messageId = newId(ID_PREFIX.message, at.getTime());
-  let threadId: string;
-  if (draft.parent) {
-    threadId = draft.parent.threadId;
-    await touchThread(trx, threadId, at);
-  } else {
-    threadId = newId(ID_PREFIX.thread, at.getTime());
-    await createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at });
-  }
+  const threadId = draft.parent ? draft.parent.threadId : newId(ID_PREFIX.thread, at.getTime());
   const internetMessageId = draft.internetMessageId ?? internetMessageIdFor(messageId, mailbox.address);
   const fromAddress = draft.fromAddress ?? mailbox.address;
   const fromDisplayName = draft.fromDisplayName ?? mailbox.displayName;
   const held = meta.held === true;
   const state = held ? 'held' : 'queued';
-  // The sender's own copy is born read: nobody needs to be told about mail they wrote.
-  await sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
+  const accepted: SendAccepted = {
+    messageId,
+    threadId,
+    status: held ? 'pending_approval' : 'queued',
+    queuedAtTs: at.getTime(),
+  };
+  // Issued together, in lock order (mailbox row first, thread after), and awaited together: one
+  // round trip when pipelined (Database.writeTx). A refusal (quota, an upload) fails the whole
+  // transaction, which the caller owns and rolls back.
+  const written = [
+    chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound' }),
+    draft.parent
+      ? touchThread(trx, threadId, at)
+      : createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at }),
+    // The sender's own copy is born read: nobody needs to be told about mail they wrote.
+    sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
       raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, read_at,
       delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted,
@@ -107,22 +115,17 @@ export async function writeOutbound(
       ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
       ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
-      ${meta.autoSubmitted ?? null}, ${storedBytes})`.execute(trx);
-  await claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds);
-  for (const r of recipientsOf(draft)) {
-    await sql`insert into message_recipient (id, message_id, address, kind, status, attempts, updated_at)
-      values (${newId(ID_PREFIX.recipient, at.getTime())}, ${messageId}, ${r.address}, ${r.kind}, ${state}, 0, ${at})`.execute(
-      trx,
-    );
-  }
-  if (!held) await insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at);
-  const accepted: SendAccepted = {
-    messageId,
-    threadId,
-    status: held ? 'pending_approval' : 'queued',
-    queuedAtTs: at.getTime(),
-  };
-  const event = await appendEvent(
+      ${meta.autoSubmitted ?? null}, ${storedBytes})`.execute(trx),
+    claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),
+    ...recipientsOf(draft).map((r) =>
+      sql`insert into message_recipient (id, message_id, address, kind, status, attempts, updated_at)
+        values (${newId(ID_PREFIX.recipient, at.getTime())}, ${messageId}, ${r.address}, ${r.kind}, ${state}, 0, ${at})`.execute(
+        trx,
+      ),
+    ),
+    held ? undefined : insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at),
+  ];
+  const event = appendEvent(
     trx,
     mailbox.id,
     held ? 'message.approval-required' : 'message.sent',
@@ -142,7 +145,8 @@ export async function writeOutbound(
     },
     at,
   );
-  return { accepted, event };
+  await settleAll([...written, event, alongside?.(messageId)]);
+  return { accepted, event: await event };
 }
 
 /** Bytes of the caller's uploads among `ids` that no message claimed yet (claimAttachments checks the ids). */

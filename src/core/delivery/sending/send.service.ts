@@ -1,4 +1,4 @@
-import type { Database, Sql } from '../../../storage/database.js';
+import { settleAll, type Database, type Sql } from '../../../storage/database.js';
 import type { CommitGroup } from '../../../storage/commit-group.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
 import { AppError } from '../../errors.js';
@@ -149,12 +149,15 @@ export class SendService {
     let written: Awaited<ReturnType<typeof writeOutbound>>;
     try {
       const write = async (trx: Sql) => {
-        await options.writeWithin?.(trx);
-        const w = await writeOutbound(trx, mailbox, draft, meta);
-        await this.audit.append(auditOfVerdict(actor, mailbox, verdict, w.accepted.messageId, meta.at), trx);
-        return w;
+        // Issued together (one round trip when pipelined, Database.writeTx), awaited together.
+        const within = options.writeWithin?.(trx);
+        const outbound = writeOutbound(trx, mailbox, draft, meta, (messageId) =>
+          this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, meta.at), trx),
+        );
+        await settleAll([within, outbound]);
+        return outbound;
       };
-      written = await (options.group ? options.group.run(mailbox.id, write) : this.db.tx(write));
+      written = await (options.group ? options.group.run(mailbox.id, write) : this.db.writeTx(write));
     } catch (err) {
       // A concurrent retry committed first: the unique (mailbox, key) index made us wait, now replay it.
       if (key && hash && isUniqueViolation(err, 'message_idempotency_uq')) {

@@ -1,0 +1,140 @@
+import { createRequire } from 'node:module';
+import type pgTypes from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database, settleAll, sql, type Sql } from '../../src/storage/database.js';
+import { openOrm, type Orm } from '../../src/storage/orm.js';
+import { createScratchDatabase, ENGINE } from '../support/harness.js';
+
+// Database.writeTx: on PostgreSQL with pipelining (src/storage/statement-pipeline.ts) the
+// statements a write issues together share one round trip; without it (PGlite, or turned off) it
+// is a plain transaction. The outcomes must be the same either way; the round trips are counted
+// on the pg client (MikroORM's own copy of node-postgres, the one the pool uses).
+const pg = createRequire(import.meta.resolve('@mikro-orm/postgresql'))('pg') as typeof pgTypes;
+
+let scratch: { url: string; drop(): Promise<void> } | undefined;
+const opened: Orm[] = [];
+const sent: unknown[] = [];
+const query = pg.Client.prototype.query;
+
+beforeAll(async () => {
+  if (ENGINE === 'postgres') scratch = await createScratchDatabase();
+  pg.Client.prototype.query = function (this: pgTypes.Client, ...args: unknown[]) {
+    sent.push(args[0]);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+});
+afterAll(async () => {
+  pg.Client.prototype.query = query;
+  for (const orm of opened) await orm.close(true);
+  await scratch?.drop();
+});
+
+/** Both modes on PostgreSQL; the plain transaction on PGlite. */
+const modes = ENGINE === 'postgres' ? [true, false] : [false];
+
+async function open(pipeline: boolean): Promise<Database> {
+  const orm = await openOrm(scratch ? { databaseUrl: scratch.url, poolMax: 1 } : {});
+  opened.push(orm);
+  const db = new Database(orm, { pipeline });
+  await sql`create table if not exists pipe_probe (id int primary key, note text, at timestamptz, doc jsonb, n int8)`.execute(
+    db.db,
+  );
+  await sql`truncate pipe_probe`.execute(db.db);
+  return db;
+}
+
+const insert = (trx: Sql, id: number, note = 'x') =>
+  sql`insert into pipe_probe (id, note, at, doc, n) values (${id}, ${note}, ${new Date(0)}, ${JSON.stringify({ id })}::jsonb, ${id})`.execute(
+    trx,
+  );
+const ids = async (db: Database) =>
+  (await db.rows(sql<{ id: number }>`select id from pipe_probe order by id`)).map((r) => r.id);
+
+describe.each(modes)('Database.writeTx (pipelined: %s)', (pipeline) => {
+  it('commits what a write issued together, with results as pg gives them', async () => {
+    const db = await open(pipeline);
+    sent.length = 0;
+    const result = await db.writeTx(async (trx) => {
+      const writes = [insert(trx, 1), insert(trx, 2), insert(trx, 3)];
+      const read = sql<{
+        id: number;
+        at: string;
+        doc: unknown;
+        n: unknown;
+      }>`select id, at, doc, n from pipe_probe where id = ${2}`.execute(trx);
+      const update = sql`update pipe_probe set note = 'y' where id <= ${2}`.execute(trx);
+      await settleAll([...writes, read, update]);
+      return { read: (await read).rows, changed: (await update).numAffectedRows };
+    });
+    const trips = sent.length;
+    expect(await ids(db)).toEqual([1, 2, 3]);
+    expect(result.changed).toBe(2n);
+    expect(result.read).toHaveLength(1);
+    expect(result.read[0]!.id).toBe(2);
+    expect(new Date(result.read[0]!.at).getTime()).toBe(0);
+    if (ENGINE === 'postgres') {
+      expect(result.read[0]!.doc).toEqual({ id: 2 }); // jsonb parsed, int8 as text: pg's own type parsers
+      expect(result.read[0]!.n).toBe('2');
+      // Pipelined: BEGIN and the five statements in one round trip, COMMIT in a second.
+      expect(trips).toBe(pipeline ? 2 : 7);
+    }
+  });
+
+  it('a failing statement: it and every later one reject with its error, and nothing is committed', async () => {
+    const db = await open(pipeline);
+    const outcomes: PromiseSettledResult<unknown>[] = [];
+    const err = await db
+      .writeTx(async (trx) => {
+        const writes = [insert(trx, 1), insert(trx, 1), insert(trx, 2)];
+        outcomes.push(...(await Promise.allSettled(writes)));
+        await settleAll(writes);
+      })
+      .catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('23505'); // unique_violation, the duplicate's own error
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    if (pipeline)
+      expect((outcomes[2] as PromiseRejectedResult).reason).toBe((outcomes[1] as PromiseRejectedResult).reason);
+    expect(await ids(db)).toEqual([]);
+    // The connection (a pool of one) serves the next transaction.
+    await db.writeTx(async (trx) => void (await insert(trx, 7)));
+    expect(await ids(db)).toEqual([7]);
+  });
+
+  // Pipelined only: in the plain transaction PostgreSQL answers that COMMIT with ROLLBACK and
+  // MikroORM does not look at the answer, so a write must never swallow a statement's failure.
+  it.runIf(pipeline)('a failure the write swallowed still fails the commit: never reported as durable', async () => {
+    const db = await open(pipeline);
+    const err = await db
+      .writeTx(async (trx) => {
+        await insert(trx, 1);
+        await insert(trx, 1).catch(() => undefined);
+        return 'done';
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(await ids(db)).toEqual([]);
+  });
+
+  it('a write that throws after its statements succeeded is rolled back', async () => {
+    const db = await open(pipeline);
+    const err = await db
+      .writeTx(async (trx) => {
+        await settleAll([insert(trx, 1), insert(trx, 2)]);
+        throw new Error('refused after the fact');
+      })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toBe('refused after the fact');
+    expect(await ids(db)).toEqual([]);
+  });
+
+  it('the same statement text, new to the connection, twice in one batch and again later', async () => {
+    const db = await open(pipeline);
+    for (let round = 0; round < 3; round++)
+      await db.writeTx((trx) => settleAll([insert(trx, round * 10 + 1), insert(trx, round * 10 + 2)]));
+    expect(await ids(db)).toEqual([1, 2, 11, 12, 21, 22]);
+    if (ENGINE === 'postgres' && pipeline) {
+      const names = await db.rows(sql<{ statement: string }>`select statement from pg_prepared_statements`);
+      expect(names.filter((n) => n.statement.startsWith('insert into pipe_probe'))).toHaveLength(1);
+    }
+  });
+});
