@@ -1,7 +1,8 @@
 import { sql, type Database } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
+import { sendRateLimitSql } from '../ratelimit/send-rate-limit.js';
 
-/** The columns a MailboxRef is built from. */
+/** The columns a MailboxRef is built from (the send rate limit the effective one: sendRateLimitSql). */
 export type MailboxRefRow = Row<
   'mailbox',
   'id' | 'address' | 'domain_id' | 'display_name' | 'send_rate_limit_per_minute'
@@ -13,8 +14,9 @@ export async function enabledMailboxByAddress(
   domainId: string,
   address: string,
 ): Promise<MailboxRefRow | undefined> {
-  return db.one(sql<MailboxRefRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
-    from mailbox where address = ${address} and domain_id = ${domainId} and disabled_at is null`);
+  return db.one(sql<MailboxRefRow>`select m.id, m.address, m.domain_id, m.display_name,
+      ${sendRateLimitSql} as send_rate_limit_per_minute
+    from mailbox m where m.address = ${address} and m.domain_id = ${domainId} and m.disabled_at is null`);
 }
 
 /** An enabled mailbox of the domain, by id. */
@@ -23,6 +25,7 @@ export async function enabledMailboxById(
   domainId: string,
   mailboxId: string,
 ): Promise<MailboxRefRow | undefined> {
-  return db.one(sql<MailboxRefRow>`select id, address, domain_id, display_name, send_rate_limit_per_minute
-    from mailbox where id = ${mailboxId} and domain_id = ${domainId} and disabled_at is null`);
+  return db.one(sql<MailboxRefRow>`select m.id, m.address, m.domain_id, m.display_name,
+      ${sendRateLimitSql} as send_rate_limit_per_minute
+    from mailbox m where m.id = ${mailboxId} and m.domain_id = ${domainId} and m.disabled_at is null`);
 }

@@ -21,6 +21,7 @@ export interface MailboxRef {
   readonly address: string;
   readonly domainId: string;
   readonly displayName: string;
+  /** Sends per minute: the mailbox's own limit, else its domain's; null: the configured default. */
   readonly sendRateLimitPerMinute: number | null;
 }
 

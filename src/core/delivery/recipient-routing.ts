@@ -4,7 +4,8 @@ import { deliverableMailbox, enabledDomain } from './recipient-routing.store.js'
 
 /** Where a recipient address goes. */
 export type Route =
-  | { kind: 'local'; mailboxId: string }
+  /** `full`: the mailbox is already at its storage quota (an early refusal; the commit decides). */
+  | { kind: 'local'; mailboxId: string; full: boolean }
   /** A hosted, active domain without such a mailbox or active alias: undeliverable here. */
   | { kind: 'unknown-local' }
   | { kind: 'external' };
@@ -16,7 +17,7 @@ export type Route =
  */
 export async function routeRecipient(db: Database, address: string): Promise<Route> {
   const hit = await deliverableMailbox(db, address);
-  if (hit) return { kind: 'local', mailboxId: hit.id };
+  if (hit) return { kind: 'local', mailboxId: hit.id, full: hit.full };
   const domain = await enabledDomain(db, splitAddress(address).domain);
   return domain ? { kind: 'unknown-local' } : { kind: 'external' };
 }

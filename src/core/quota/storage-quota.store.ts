@@ -98,18 +98,11 @@ export async function storageUsage(on: Sql, mailboxId: string): Promise<StorageU
 }
 
 /**
- * The cheap early refusal (SMTP RCPT TO / MAIL FROM): a mailbox already at its quota takes no
- * more mail (552 5.2.2). The commit's `chargeStorage` stays the authority.
+ * Whether mailbox row `m` is already at its quota, as SQL: the cheap early refusal (SMTP RCPT TO
+ * on 25, MAIL FROM on 587: 552 5.2.2), read with the row those steps read anyway. The commit's
+ * `chargeStorage` stays the authority.
  */
-export async function assertNotFull(on: Sql, mailboxId: string): Promise<void> {
-  const row = (
-    await sql<{
-      full: boolean;
-    }>`select (${effectiveQuota} is not null and m.storage_used_bytes >= ${effectiveQuota}) as full
-      from mailbox m where m.id = ${mailboxId}`.execute(on)
-  ).rows[0];
-  if (row?.full) throw new AppError('QUOTA_EXCEEDED');
-}
+export const mailboxFullSql = sql<boolean>`(${effectiveQuota} is not null and m.storage_used_bytes >= ${effectiveQuota})`;
 
 /** Bytes a message's bodies take (UTF-8), which its stored_bytes counts besides raw and attachments. */
 export const bodyBytes = (text: string | null | undefined, html: string | null | undefined): number =>

@@ -2,6 +2,7 @@ import { sql, type Database, type Sql } from '../../storage/database.js';
 import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Scope, TokenKind } from './scopes.js';
 import type { TokenPolicy } from '../policy/policy.schemas.js';
+import { sendRateLimitSql } from '../ratelimit/send-rate-limit.js';
 
 /**
  * A token and its ancestors as rows (id, policy, depth: 0 is the token itself, its parent 1, …),
@@ -123,7 +124,7 @@ export class TokenStore {
   principalByHash(hash: string): Promise<PrincipalRow | undefined> {
     return this.db.one(sql<PrincipalRow>`select t.id, t.kind, t.domain_id, d.name as domain_name, t.mailbox_id,
         m.address as mailbox_address, m.display_name as mailbox_display_name,
-        m.send_rate_limit_per_minute as mailbox_rate, t.scopes, t.expires_at, t.disabled_at,
+        ${sendRateLimitSql} as mailbox_rate, t.scopes, t.expires_at, t.disabled_at,
         d.disabled_at is not null as domain_disabled, coalesce(m.disabled_at is not null, false) as mailbox_disabled
       from access_token t join domain d on d.id = t.domain_id left join mailbox m on m.id = t.mailbox_id
       where t.token_hash = ${hash}`);
@@ -133,7 +134,7 @@ export class TokenStore {
   async principalsByHashes(hashes: readonly string[]): Promise<Map<string, PrincipalRow>> {
     const rows = await this.db.rows(sql<PrincipalRow & { token_hash: string }>`select t.id, t.kind, t.domain_id,
         d.name as domain_name, t.mailbox_id, m.address as mailbox_address, m.display_name as mailbox_display_name,
-        m.send_rate_limit_per_minute as mailbox_rate, t.scopes, t.expires_at, t.disabled_at, t.token_hash,
+        ${sendRateLimitSql} as mailbox_rate, t.scopes, t.expires_at, t.disabled_at, t.token_hash,
         d.disabled_at is not null as domain_disabled, coalesce(m.disabled_at is not null, false) as mailbox_disabled
       from access_token t join domain d on d.id = t.domain_id left join mailbox m on m.id = t.mailbox_id
       where t.token_hash = any(${[...hashes]}::text[])`);

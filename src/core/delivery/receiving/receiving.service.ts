@@ -21,7 +21,6 @@ import { spool } from '../../mail/spool.js';
 import type { InboundStore } from './inbound.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import { routeRecipient } from '../recipient-routing.js';
-import { assertNotFull } from '../../quota/storage-quota.store.js';
 
 export interface InboundEnvelope {
   /** MAIL FROM; empty for the null sender of bounces (RFC 5321 §4.5.5). */
@@ -63,7 +62,7 @@ export class ReceivingService {
     if (route.kind === 'local') {
       // A mailbox already at its storage quota is refused here (552 5.2.2, for this recipient
       // only); the commit charges the message and refuses it if the last bytes went meanwhile.
-      await assertNotFull(this.db.db, route.mailboxId);
+      if (route.full) throw new AppError('QUOTA_EXCEEDED');
       return { address: normalized, mailboxId: route.mailboxId };
     }
     throw new AppError(route.kind === 'unknown-local' ? 'MAILBOX_UNKNOWN' : 'RELAY_DENIED');

@@ -218,13 +218,6 @@ export async function replyParentRow(
     where m.id = ${messageId} and m.deleted_at is null and ${scope}`);
 }
 
-/** A domain's own send rate limit (null: none set). */
-export async function domainSendRateLimit(db: Database, domainId: string): Promise<number | null> {
-  const row = await db.one(sql<Row<'domain', 'send_rate_limit_per_minute'>>`
-      select send_rate_limit_per_minute from domain where id = ${domainId}`);
-  return row?.send_rate_limit_per_minute ?? null;
-}
-
 export type IdempotentRow = Row<'message', 'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status'>;
 
 /** The message a mailbox sent under an Idempotency-Key, if any. */

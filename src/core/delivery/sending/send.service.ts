@@ -13,7 +13,7 @@ import type { Logger } from '../../logger.js';
 import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { requireScope, resolveMailbox, visibilityOf } from '../../auth/access.js';
 import { idempotencyKeySchema, type ReplyInput, type SendAccepted, type SendInput } from './send.schemas.js';
-import { writeOutbound, recipientsOf, domainSendRateLimit, type OutboundDraft } from './outbound.store.js';
+import { writeOutbound, recipientsOf, type OutboundDraft } from './outbound.store.js';
 import { replayIdempotent, requestHash } from './idempotency.js';
 import { findReplyParent } from './reply-parent.js';
 import { replyReferences, replySubject } from '../threading.js';
@@ -134,7 +134,8 @@ export class SendService {
     const policyDraft = { recipients: recipientsOf(draft).map((r) => r.address), parentId: draft.parent?.id ?? null };
     const verdict = await this.policy.decide(actor, mailbox, policyDraft);
     await this.policy.assertReplyBudget(actor, mailbox, policyDraft, verdict);
-    await this.limits.consumeSend(mailbox.id, await this.sendRateLimitOf(mailbox)).catch(async (err: Error) => {
+    // The mailbox's own limit, else its domain's (read with the MailboxRef), else the configured default.
+    await this.limits.consumeSend(mailbox.id, mailbox.sendRateLimitPerMinute).catch(async (err: Error) => {
       await this.policy.recordRefusal(actor, mailbox, policyDraft.recipients.length, 'sendRateLimit', err);
       throw err;
     });
@@ -192,12 +193,6 @@ export class SendService {
     const parsed = idempotencyKeySchema.safeParse(raw);
     if (!parsed.success) throw validationError(parsed.error, 'Idempotency-Key');
     return parsed.data;
-  }
-
-  /** The mailbox's own limit, else its domain's, else the configured default (null). */
-  private async sendRateLimitOf(mailbox: MailboxRef): Promise<number | null> {
-    if (mailbox.sendRateLimitPerMinute !== null) return mailbox.sendRateLimitPerMinute;
-    return domainSendRateLimit(this.db, mailbox.domainId);
   }
 }
 

@@ -1,6 +1,8 @@
 import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { sql, type Database } from '../../../storage/database.js';
 import type { Col, Row } from '../../../storage/rows.js';
+import { sendRateLimitSql } from '../../ratelimit/send-rate-limit.js';
+import { mailboxFullSql } from '../../quota/storage-quota.store.js';
 
 type IdentityRow = Row<'mailbox', 'id' | 'address' | 'domain_id' | 'display_name' | 'send_rate_limit_per_minute'> & {
   identity_name: Col<'sender_identity', 'display_name'>;
@@ -19,7 +21,8 @@ export async function submissionMailbox(
   username: string,
 ): Promise<(MailboxRef & { identityName: string }) | undefined> {
   const rows = await db.rows(sql<IdentityRow>`
-    select m.id, m.address, m.domain_id, m.display_name, m.send_rate_limit_per_minute, si.display_name as identity_name,
+    select m.id, m.address, m.domain_id, m.display_name, ${sendRateLimitSql} as send_rate_limit_per_minute,
+      si.display_name as identity_name,
       (m.address = si.address or exists(select 1 from mailbox_alias a where a.mailbox_id = m.id and a.address = si.address and a.is_active)) as primary_or_alias
     from sender_identity si join mailbox m on m.id = si.mailbox_id join domain d on d.id = m.domain_id
     where si.address = ${username} and si.is_active and m.disabled_at is null and d.disabled_at is null
@@ -39,9 +42,20 @@ export async function submissionMailbox(
   };
 }
 
-/** True when `address` is an active sender identity of the (enabled) mailbox. */
-export async function isActiveIdentity(db: Database, mailboxId: string, address: string): Promise<boolean> {
-  return areActiveIdentities(db, mailboxId, [address]);
+/**
+ * MAIL FROM on 587 in one statement: whether `address` is an active sender identity of the
+ * (enabled) mailbox, and whether the mailbox is already at its storage quota (mailboxFullSql).
+ */
+export async function senderAtMailFrom(
+  db: Database,
+  mailboxId: string,
+  address: string,
+): Promise<{ identity: boolean; full: boolean }> {
+  const row = await db.one(sql<{ identity: boolean; full: boolean }>`select exists(
+      select 1 from sender_identity si where si.mailbox_id = m.id and si.address = ${address} and si.is_active
+    ) and m.disabled_at is null as identity, ${mailboxFullSql} as full
+    from mailbox m where m.id = ${mailboxId}`);
+  return { identity: row?.identity === true, full: row?.full === true };
 }
 
 /** True when every address is an active sender identity of the (enabled) mailbox (one query). */

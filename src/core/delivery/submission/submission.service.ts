@@ -12,13 +12,12 @@ import { deleteUnclaimedAttachments } from '../../attachments/attachment.store.j
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
 import { parseMime } from '../../mail/mime-parse.js';
-import { assertNotFull } from '../../quota/storage-quota.store.js';
 import { tee } from '../../mail/tee.js';
 import { spool } from '../../mail/spool.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
-import { areActiveIdentities, isActiveIdentity, submissionMailbox } from './sender-identity.store.js';
+import { areActiveIdentities, senderAtMailFrom, submissionMailbox } from './sender-identity.store.js';
 import { submittedDraft, stageAttachments } from './submitted-draft.js';
 import type { OutboundPolicy, SendActor } from '../../policy/outbound-policy.js';
 
@@ -123,10 +122,12 @@ export class SubmissionService {
     if (!submitter) throw new AppError('AUTH_REQUIRED');
     await this.recheck(submitter);
     const address = normalizeAddress(mailFrom);
-    if (!isAddress(address) || !(await isActiveIdentity(this.db, submitter.mailbox.id, address)))
-      throw new AppError('SENDER_NOT_IDENTITY');
-    // The sender's copy is stored here: a mailbox already at its quota is refused now (552 5.2.2).
-    await assertNotFull(this.db.db, submitter.mailbox.id);
+    if (!isAddress(address)) throw new AppError('SENDER_NOT_IDENTITY');
+    // One statement for both: the identity, and (the sender's copy is stored here) a mailbox
+    // already at its quota, refused now (552 5.2.2).
+    const sender = await senderAtMailFrom(this.db, submitter.mailbox.id, address);
+    if (!sender.identity) throw new AppError('SENDER_NOT_IDENTITY');
+    if (sender.full) throw new AppError('QUOTA_EXCEEDED');
   }
 
   /**
