@@ -10,7 +10,7 @@ import { script, serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
-import { measureSearchIndexing } from './indexing.js';
+import { measureDeferredWork } from './indexing.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
 
@@ -166,9 +166,14 @@ async function main(): Promise<void> {
           `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms, PostgreSQL ${perMessage(cpu.postgres)} ms` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
         );
       }
-    const indexing = await measureSearchIndexing(db.url, db.url.slice(db.url.lastIndexOf('/') + 1));
+    const deferred = await measureDeferredWork(db.url, db.url.slice(db.url.lastIndexOf('/') + 1));
+    const indexing = deferred.search;
     console.log(
       `\nsearch indexing left by intake (the worker's pass, off the 250 path): ${indexing.messages} messages at ${indexing.rate} msg/s, PostgreSQL CPU ${indexing.postgresCpuMsPerMessage} ms/msg`,
+    );
+    const reply = deferred.replyText;
+    console.log(
+      `reply text left by intake (the worker's pass, inbound messages): ${reply.messages} messages at ${reply.rate} msg/s, worker CPU ${reply.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${reply.postgresCpuMsPerMessage} ms/msg`,
     );
     console.log(
       `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`,
@@ -214,7 +219,11 @@ async function main(): Promise<void> {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/smtp-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
-      JSON.stringify({ clients: CLIENT_COUNTS, seconds: SECONDS, results, indexing }, null, 2),
+      JSON.stringify(
+        { clients: CLIENT_COUNTS, seconds: SECONDS, results, indexing, replyText: deferred.replyText },
+        null,
+        2,
+      ),
     );
   } finally {
     for (const stop of stops) await stop().catch(() => undefined);

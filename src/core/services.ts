@@ -38,6 +38,7 @@ import { AuditStore } from './audit/audit.store.js';
 import { AuditService } from './audit/audit.service.js';
 import { SearchService } from './search/search.service.js';
 import { SearchIndex } from './search/search-index.store.js';
+import { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
 import { StorageService } from './quota/storage.service.js';
@@ -94,6 +95,7 @@ export interface Services {
   /** Full-text search (HTTP /api/messages/search, MCP search_messages). */
   search: SearchService;
   searchIndex: SearchIndex;
+  replyTextBackfill: ReplyTextBackfill;
   /** Text of PDF/DOCX/HTML/text attachments (HTTP …/attachments/{id}/text, MCP get_attachment). */
   attachmentText: AttachmentTextService;
   /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
@@ -129,6 +131,7 @@ export function createServices(deps: CoreDeps): Services {
   const cipher = new TokenCipher(deriveKey(serverKey, 'token-cipher'));
   const cursors = new CursorCodec(deriveKey(serverKey, 'cursor'));
   const searchIndex = new SearchIndex(db);
+  const replyTextBackfill = new ReplyTextBackfill(db);
   const usage = new UsageRecorder(db);
   const throttle = new AuthThrottle(redis, config.AUTH_FAILURES_PER_15M, log, config.AUTH_CACHE_TTL);
   const tokenStore = new TokenStore(db);
@@ -248,6 +251,7 @@ export function createServices(deps: CoreDeps): Services {
     auditStore,
     search: new SearchService(db, cursors, searchIndex),
     searchIndex,
+    replyTextBackfill,
     attachmentText: new AttachmentTextService(db, blobs, clock, log, {
       maxBytes: config.ATTACHMENT_TEXT_MAX_BYTES,
       timeoutMs: config.ATTACHMENT_TEXT_TIMEOUT,

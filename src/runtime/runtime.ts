@@ -14,6 +14,7 @@ import { startResourceDirectory } from '../core/resources/resource-runtime.js';
 import { startEventSweeper } from '../core/events/event-sweeper.js';
 import { startPolicySweeper } from '../core/policy/policy-sweeper.js';
 import { startSearchIndexer } from '../core/search/search-indexer.js';
+import { startReplyTextBackfill } from '../core/extraction/reply-text-backfill.js';
 import { StorageSweeper, startStorageSweeper } from '../core/housekeeping/storage-sweeper.js';
 import { openOrmWhenReachable, migrate, type Orm } from '../storage/orm.js';
 import { Database } from '../storage/database.js';
@@ -191,6 +192,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     closers.push(() => policySweeper.stop());
     const searchIndexer = startSearchIndexer(services.searchIndex, log);
     closers.push(() => searchIndexer.stop());
+    const replyTexts = startReplyTextBackfill(services.replyTextBackfill, log);
+    closers.push(() => replyTexts.stop());
     const storageSweeper = startStorageSweeper(
       new StorageSweeper(db, blobs, clock, { orphanGraceMs: config.BLOB_ORPHAN_GRACE, uploadTtlMs: config.UPLOAD_TTL }),
       log,

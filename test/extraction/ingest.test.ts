@@ -6,6 +6,7 @@ import { startTestServer, type TestServer } from '../support/harness.js';
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { waitFor } from '../delivery/helpers.js';
 import { mcpClient, ok } from '../mcp/helpers.js';
+import { jsonValue, sql } from '../../src/storage/database.js';
 
 // Extraction at ingest, through both ingest paths (MX port and local delivery), read back from
 // the detail, MCP get_message, and the waiting MCP tool get_verification_code.
@@ -150,5 +151,52 @@ describe('get_verification_code', () => {
     const res = await server.api(bob.token).get('/api/messages/verification-code?timeoutMs=0&from=github.com');
     expect(res.status).toBe(200);
     expect(res.body.data.code).toBe('482913');
+  });
+});
+
+// The reply text is found after the commit (ReplyTextBackfill, run by the worker role); until
+// then a read finds the same text itself. A server without the worker shows both sides.
+describe('reply text after the commit', () => {
+  let quiet: TestServer;
+  let carol: Box;
+  beforeAll(async () => {
+    quiet = await startTestServer({
+      roles: ['api', 'smtp'],
+      env: { SMTP_MX_PORT: '0', SMTP_SUBMISSION_PORT: '0' },
+    });
+    const d = await quiet.createDomain();
+    carol = await quiet.createMailbox(d.token, `carol@${d.name}`);
+  });
+  afterAll(async () => {
+    await quiet?.close();
+  });
+
+  it('intake stores codes and links; a read finds the reply text; the backfill stores the same text once', async () => {
+    const expected = "Sure, let's meet in room 3105 at 14:30. My extension is 4417 if anything changes.";
+    await deliverToMx(
+      quiet.runtime.smtpPorts.mx!,
+      { from: 'bob@corp.example', to: carol.address },
+      fixture('43-colleague-reply.eml', carol.address),
+    );
+    const found = await waitFor(async () => {
+      const res = await quiet.api(carol.token).get(`/api/messages?direction=inbound&limit=5`);
+      return res.body.data.items.find((i: { subject: string }) => i.subject === 'Re: Lunch');
+    });
+    const { db, replyTextBackfill } = quiet.runtime.services;
+    const stored = async () =>
+      jsonValue(
+        (await db.one(sql<{ extracted: unknown }>`select extracted from message where id = ${found.messageId}`))!
+          .extracted,
+      ) as Record<string, unknown>;
+    expect(await stored()).not.toHaveProperty('replyText');
+    expect(await stored()).toHaveProperty('codes');
+    const before = (await quiet.api(carol.token).get(`/api/messages/${found.messageId}`)).body.data;
+    expect(before.extracted.replyText).toBe(expected);
+
+    expect(await replyTextBackfill.fillSome()).toBeGreaterThanOrEqual(1);
+    expect((await stored()).replyText).toBe(expected);
+    const after = (await quiet.api(carol.token).get(`/api/messages/${found.messageId}`)).body.data;
+    expect(after.extracted).toEqual(before.extracted);
+    expect(await replyTextBackfill.fillSome()).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { sql, type Database } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
-import { sendRateLimitSql } from '../ratelimit/send-rate-limit.js';
+import { sendRateLimitSql } from '../ratelimit/send-rate-limit.store.js';
 
 /** The columns a MailboxRef is built from (the send rate limit the effective one: sendRateLimitSql). */
 export type MailboxRefRow = Row<

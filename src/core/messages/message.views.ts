@@ -1,5 +1,5 @@
 import { jsonValue, ms } from '../../storage/database.js';
-import type { Extracted } from '../extraction/extract.js';
+import { replyTextOfBodies, type Extracted } from '../extraction/extract.js';
 import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
 import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
 
@@ -80,14 +80,21 @@ export function toDetail(
           dmarc: r.external_dmarc ?? 'none',
         }
       : null,
-    extracted: r.extracted === null || r.extracted === undefined ? null : toDetailExtracted(r.extracted),
+    extracted:
+      r.extracted === null || r.extracted === undefined
+        ? null
+        : toDetailExtracted(r.extracted, () => replyTextOfBodies(r.body_text, r.body_html)),
   };
 }
 
-/** The stored extraction (jsonb) as the wire shape. */
-export function toDetailExtracted(value: unknown): Extracted {
+/**
+ * The stored extraction (jsonb) as the wire shape. A reply text the worker has not stored yet
+ * (ReplyTextBackfill) is found now by `replyText`, the same function it runs: the answer is the
+ * same before and after.
+ */
+export function toDetailExtracted(value: unknown, replyText: () => string = () => ''): Extracted {
   const v = jsonValue(value) as Partial<Extracted> | null;
-  return { codes: v?.codes ?? [], links: v?.links ?? [], replyText: v?.replyText ?? '' };
+  return { codes: v?.codes ?? [], links: v?.links ?? [], replyText: v?.replyText ?? replyText() };
 }
 
 /** Groups rows by message id, for building many details from two batched queries. */

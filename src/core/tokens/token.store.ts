@@ -2,7 +2,7 @@ import { sql, type Database, type Sql } from '../../storage/database.js';
 import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Scope, TokenKind } from './scopes.js';
 import type { TokenPolicy } from '../policy/policy.schemas.js';
-import { sendRateLimitSql } from '../ratelimit/send-rate-limit.js';
+import { sendRateLimitSql } from '../ratelimit/send-rate-limit.store.js';
 
 /**
  * A token and its ancestors as rows (id, policy, depth: 0 is the token itself, its parent 1, …),

@@ -67,6 +67,12 @@ export const MessageEntity = defineEntity({
       name: 'message_search_pending_idx',
       expression: 'create index "message_search_pending_idx" on "message" ("mailbox_id") where "search_vector" is null',
     },
+    // Messages waiting for their reply text (migration 20270205000000, ReplyTextBackfill).
+    {
+      name: 'message_reply_text_pending_idx',
+      expression:
+        'create index "message_reply_text_pending_idx" on "message" ("id") where "extracted" is not null and not ("extracted" ? \'replyText\')',
+    },
   ],
   uniques: [{ name: 'message_idempotency_uq', properties: ['mailbox', 'idempotencyKey'] }],
   properties: {

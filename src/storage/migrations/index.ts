@@ -10,6 +10,7 @@ import { Migration20270120000000BlobChunks } from './20270120000000-blob-chunks.
 import { Migration20270125000000StorageQuota } from './20270125000000-storage-quota.js';
 import { Migration20270126000000SearchByMailbox } from './20270126000000-search-by-mailbox.js';
 import { Migration20270201000000SearchDeferred } from './20270201000000-search-deferred.js';
+import { Migration20270205000000ReplyTextDeferred } from './20270205000000-reply-text-deferred.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   { name: 'Migration20270125000000StorageQuota', class: Migration20270125000000StorageQuota },
   { name: 'Migration20270126000000SearchByMailbox', class: Migration20270126000000SearchByMailbox },
   { name: 'Migration20270201000000SearchDeferred', class: Migration20270201000000SearchDeferred },
+  { name: 'Migration20270205000000ReplyTextDeferred', class: Migration20270205000000ReplyTextDeferred },
 ];

@@ -6,7 +6,7 @@ import { ID_PREFIX, newId } from '../../ids.js';
 import type { Clock } from '../../time.js';
 import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
 import { bodyFormatOf } from '../sending/outbound.store.js';
-import { extractMessage } from '../../extraction/extract.js';
+import { extractAtIngest } from '../../extraction/extract.js';
 import { bodyBytes, chargeStorage } from '../../quota/storage-quota.store.js';
 import { cleanMessageIds, findParentByMessageIds, inboundReferences } from '../threading.js';
 import { createThread, touchThread } from '../thread.store.js';
@@ -103,8 +103,9 @@ export class InboundStore {
     // inReplyToMessageId names the parent only when it is the In-Reply-To message itself.
     const inReplyToMessageId = parent && parent.internetMessageId === inReplyTo ? parent.id : null;
     const fromDisplayName = (m.fromDisplayName ?? '').slice(0, 200);
-    // Codes, links and reply text, found once here so every read is free (docs/api.md, "Extraction").
-    const extracted = extractMessage(m);
+    // Codes and links, found once here so every read is free; the reply text after the commit
+    // (docs/api.md, "Extraction").
+    const extracted = extractAtIngest(m);
     // Issued together and awaited together (one round trip when pipelined).
     const written = [
       charged,

@@ -1,7 +1,7 @@
 import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { sql, type Database } from '../../../storage/database.js';
 import type { Col, Row } from '../../../storage/rows.js';
-import { sendRateLimitSql } from '../../ratelimit/send-rate-limit.js';
+import { sendRateLimitSql } from '../../ratelimit/send-rate-limit.store.js';
 import { mailboxFullSql } from '../../quota/storage-quota.store.js';
 
 type IdentityRow = Row<'mailbox', 'id' | 'address' | 'domain_id' | 'display_name' | 'send_rate_limit_per_minute'> & {
