@@ -1,5 +1,6 @@
 import type { Database } from '../../storage/database.js';
 import type { Logger } from '../logger.js';
+import { startBatchedPass } from '../housekeeping/batched-pass.js';
 import { replyTextOfBodies } from './extract.js';
 import { pendingReplyTexts, storeReplyTexts } from './reply-text.store.js';
 
@@ -37,30 +38,10 @@ export function startReplyTextBackfill(
   log: Logger,
   options: { intervalMs?: number } = {},
 ): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const pass = async () => {
-    let filled = 0;
-    for (let n = REPLY_TEXT_BATCH; n === REPLY_TEXT_BATCH && !stopped;) {
-      n = await backfill.fillSome();
-      filled += n;
-    }
-    if (filled > 0) log.debug('extraction.reply_text_filled', { messages: filled });
-  };
-  const timer = setInterval(() => {
-    if (running) return;
-    running = pass()
-      .catch((err) => log.warn('extraction.reply_text_failed', { err }))
-      .finally(() => {
-        running = null;
-      });
-  }, options.intervalMs ?? REPLY_TEXT_INTERVAL_MS);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startBatchedPass(() => backfill.fillSome(), {
+    batch: REPLY_TEXT_BATCH,
+    intervalMs: options.intervalMs ?? REPLY_TEXT_INTERVAL_MS,
+    onDone: (messages) => log.debug('extraction.reply_text_filled', { messages }),
+    onError: (err) => log.warn('extraction.reply_text_failed', { err }),
+  });
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { startBatchedPass } from '../housekeeping/batched-pass.js';
 import { SEARCH_INDEX_BATCH, type SearchIndex } from './search-index.store.js';
 
 /** How often the worker looks for messages waiting to be indexed. */
@@ -13,31 +14,10 @@ export function startSearchIndexer(
   log: Logger,
   options: { intervalMs?: number } = {},
 ): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const pass = async () => {
-    let indexed = 0;
-    for (let n = SEARCH_INDEX_BATCH; n === SEARCH_INDEX_BATCH && !stopped;) {
-      n = await index.indexSome();
-      indexed += n;
-    }
-    if (indexed > 0) log.debug('search.indexed', { messages: indexed });
-  };
-  const tick = () => {
-    if (running) return;
-    running = pass()
-      .catch((err) => log.warn('search.index_failed', { err }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, options.intervalMs ?? SEARCH_INDEX_INTERVAL_MS);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startBatchedPass(() => index.indexSome(), {
+    batch: SEARCH_INDEX_BATCH,
+    intervalMs: options.intervalMs ?? SEARCH_INDEX_INTERVAL_MS,
+    onDone: (messages) => log.debug('search.indexed', { messages }),
+    onError: (err) => log.warn('search.index_failed', { err }),
+  });
 }
