@@ -60,6 +60,13 @@ const isStaleRowType = (err: unknown) =>
  * client hands it the connection and the backend's messages until ReadyForQuery or an error.
  */
 class StatementBatch {
+  /** The batch's statements, for the pg instrumentation's span (OpenTelemetry): one span per round trip. */
+  readonly text: string;
+  /**
+   * Called once the batch is answered or failed. A no-op of its own, so that the pg instrumentation
+   * (which wraps only a callback that is there) ends its span here.
+   */
+  callback: (err: unknown, result?: unknown) => void = () => undefined;
   private index = 0;
   private result: PgResult;
   /** Per Parse sent, in order: the name it creates (null: the unnamed statement). */
@@ -77,6 +84,7 @@ class StatementBatch {
     private readonly types: unknown,
   ) {
     this.result = new pgInternals.Result(undefined, types);
+    this.text = statements.map((s) => s.text).join(';\n');
   }
 
   submit(connection: PgConnection): Error | null {
@@ -133,6 +141,7 @@ class StatementBatch {
     // Every statement answered (a batch that ran to its Sync); nothing is left to settle.
     const left = this.statements.slice(this.index);
     for (const s of left) s.reject(new Error('PostgreSQL ended the batch without answering this statement'));
+    this.callback(null, undefined);
   }
 
   /** The backend's error (the rest of the batch was skipped) or the connection's: every unanswered statement gets it. */
@@ -141,6 +150,7 @@ class StatementBatch {
     if (isStaleRowType(err)) this.names?.retireAll();
     for (const s of this.statements.slice(this.index)) s.reject(err);
     this.index = this.statements.length;
+    this.callback(err);
   }
 
   handlePortalSuspended(): void {}

@@ -17,6 +17,9 @@ export function autoInstrumentations() {
       ignoreIncomingRequestHook: (req) => QUIET_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
     }),
     new KoaInstrumentation(),
+    // Defaults on purpose: addSqlCommenterCommentToQueries would replace a query object by a plain
+    // copy, and a pipelined batch (src/storage/statement-pipeline.ts) is a Submittable whose methods
+    // must survive; enableTraceContextPropagation would add a round trip before every query.
     new PgInstrumentation(),
     new IORedisInstrumentation(),
   ];

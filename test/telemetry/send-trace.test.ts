@@ -75,6 +75,14 @@ describe('one trace from an HTTP send through the outbox to local delivery', () 
       };
       expect(pgSpans.some(underDelivery)).toBe(true);
       expect(pgSpans.some((s) => !underDelivery(s))).toBe(true);
+      // The send's write transaction travels as one pipelined batch (statement-pipeline.ts): one
+      // span, ended when the batch is answered, whose text holds the batch's statements.
+      const batch = pgSpans.find(
+        (s) =>
+          !underDelivery(s) &&
+          Object.values(s.attributes).some((v) => typeof v === 'string' && v.includes('insert into message (')),
+      );
+      expect(batch, 'a finished span of the send batch').toBeDefined();
     }
 
     // Exactly one trace holds this message's delivery.
