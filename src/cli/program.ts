@@ -23,15 +23,26 @@ program
     const config = loadConfig();
     await startTracing();
     const roles = parseRoles(opts.roles ?? config.MAILBOX_ROLES);
-    const runtime = await startRuntime(config, { roles });
+    const starting = startRuntime(config, { roles });
+    // The handlers exist before the start finishes: /healthz answers as soon as the HTTP listener
+    // is up, before the rest of the start (the resource directory's first pass, say), and a SIGTERM
+    // in that window must still close gracefully (test/reliability/shutdown.test.ts saw it kill
+    // the process under CI load). A signal during the start waits for it (at most 15 s: a start
+    // still waiting for an unreachable PostgreSQL has accepted nothing), then closes.
     const stop = async (signal: string) => {
-      runtime.services.log.info('shutdown', { signal });
-      await runtime.close();
+      const started = await Promise.race([
+        starting.catch(() => null),
+        new Promise<null>((r) => setTimeout(() => r(null), 15_000).unref()),
+      ]);
+      if (!started) process.exit(1); // the start failed (and reports itself) or never finished
+      started.services.log.info('shutdown', { signal });
+      await started.close();
       await stopTracing();
       process.exit(0);
     };
     process.once('SIGTERM', () => void stop('SIGTERM'));
     process.once('SIGINT', () => void stop('SIGINT'));
+    const runtime = await starting;
     // On a terminal, or where `make run` asks for it; never into a log collector's stream by surprise.
     // Written after the handlers: whoever reads it as "started" may send SIGTERM at once, and before a
     // listener exists that signal would end the process without the graceful close.
