@@ -12,57 +12,56 @@ export interface IndexingFigures {
 }
 
 export interface DeferredWork {
+  /** Search vectors of the accepted mail (the core's SearchIndex, batches of 200). */
   search: IndexingFigures;
   /** The reply text of the inbound messages (ReplyTextBackfill): its CPU is the worker's (this process). */
   replyText: IndexingFigures & { workerCpuMsPerMessage: number };
 }
 
-/** Both passes the worker runs after intake, one after the other, on the accepted mail. */
+/**
+ * The work intake leaves behind, run as the worker's passes do, one after the other on the
+ * accepted mail, each timed with PostgreSQL's (and this process's) CPU per message. Intake got
+ * cheaper by this much; here is where it went (docs/api.md, "Search" and "Extraction").
+ */
 export async function measureDeferredWork(databaseUrl: string, database: string): Promise<DeferredWork> {
-  const search = await measureSearchIndexing(databaseUrl, database);
+  const search = await measurePass(databaseUrl, database, (db) => {
+    const index = new SearchIndex(db);
+    return () => index.indexSome();
+  });
+  // The search vector is computed by PostgreSQL alone: its row reports PostgreSQL's CPU only.
+  const searchFigures = {
+    messages: search.messages,
+    rate: search.rate,
+    postgresCpuMsPerMessage: search.postgresCpuMsPerMessage,
+  };
+  const replyText = await measurePass(databaseUrl, database, (db) => {
+    const backfill = new ReplyTextBackfill(db);
+    return () => backfill.fillSome();
+  });
+  return { search: searchFigures, replyText };
+}
+
+/** Runs one pass's step until it finds nothing left, on a connection of its own. */
+async function measurePass(
+  databaseUrl: string,
+  database: string,
+  stepOf: (db: Database) => () => Promise<number>,
+): Promise<IndexingFigures & { workerCpuMsPerMessage: number }> {
   const orm = await openOrm({ databaseUrl, poolMax: 1 });
   try {
-    const backfill = new ReplyTextBackfill(new Database(orm));
+    const step = stepOf(new Database(orm));
     const meter = cpuMeter(process.pid, database);
     const t0 = performance.now();
     let messages = 0;
-    for (let n = await backfill.fillSome(); n > 0; n = await backfill.fillSome()) messages += n;
+    for (let n = await step(); n > 0; n = await step()) messages += n;
     const seconds = (performance.now() - t0) / 1000;
     const cpu = meter();
     const per = (ms: number) => Number((ms / Math.max(1, messages)).toFixed(2));
     return {
-      search,
-      replyText: {
-        messages,
-        rate: Math.round(messages / Math.max(seconds, 1e-3)),
-        postgresCpuMsPerMessage: per(cpu.postgres),
-        workerCpuMsPerMessage: per(cpu.server),
-      },
-    };
-  } finally {
-    await orm.close(true);
-  }
-}
-
-/**
- * The work intake leaves behind: search vectors of the accepted mail, filled as the worker's
- * pass does (the core's SearchIndex, batches of 200), timed with PostgreSQL's CPU per message.
- * Intake got cheaper by this much; here is where it went (docs/api.md, "Search").
- */
-export async function measureSearchIndexing(databaseUrl: string, database: string): Promise<IndexingFigures> {
-  const orm = await openOrm({ databaseUrl, poolMax: 1 });
-  try {
-    const index = new SearchIndex(new Database(orm));
-    const meter = cpuMeter(process.pid, database);
-    const t0 = performance.now();
-    let messages = 0;
-    for (let n = await index.indexSome(); n > 0; n = await index.indexSome()) messages += n;
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = meter();
-    return {
       messages,
       rate: Math.round(messages / Math.max(seconds, 1e-3)),
-      postgresCpuMsPerMessage: Number((cpu.postgres / Math.max(1, messages)).toFixed(2)),
+      postgresCpuMsPerMessage: per(cpu.postgres),
+      workerCpuMsPerMessage: per(cpu.server),
     };
   } finally {
     await orm.close(true);

@@ -13,7 +13,7 @@ const MAX_NAMED = 400;
 const MAX_COUNTED = 4_000;
 
 /** PostgreSQL's answer when a prepared `select *` meets a table whose columns changed (a migration ran). */
-const isStaleRowType = (err: unknown) =>
+export const isStaleRowType = (err: unknown) =>
   (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String(err));
 
 /**

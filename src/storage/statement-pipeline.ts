@@ -2,7 +2,7 @@ import { setImmediate } from 'node:timers';
 import type pgTypes from 'pg';
 import { Kysely, type CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import type { DB } from './schema.js';
-import { pg, type StatementNames } from './prepared-statements.js';
+import { isStaleRowType, pg, type StatementNames } from './prepared-statements.js';
 
 /**
  * Pipelined transactions on PostgreSQL: the statements a write issues together (without awaiting
@@ -50,18 +50,12 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-/** PostgreSQL's answer when a prepared statement meets a table whose row type changed (a migration ran). */
-const isStaleRowType = (err: unknown) =>
-  (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String(err));
-
 /**
  * Statements written as one batch: Parse (first time a name is seen on the connection)/Bind/
  * Describe/Execute for each, then one Sync. A pg Submittable (the interface pg-cursor uses): the
  * client hands it the connection and the backend's messages until ReadyForQuery or an error.
  */
 class StatementBatch {
-  /** The batch's statements, for the pg instrumentation's span (OpenTelemetry): one span per round trip. */
-  readonly text: string;
   /**
    * Called once the batch is answered or failed. A no-op of its own, so that the pg instrumentation
    * (which wraps only a callback that is there) ends its span here.
@@ -84,7 +78,11 @@ class StatementBatch {
     private readonly types: unknown,
   ) {
     this.result = new pgInternals.Result(undefined, types);
-    this.text = statements.map((s) => s.text).join(';\n');
+  }
+
+  /** The batch's statements, for the pg instrumentation's span (one per round trip); joined only when read. */
+  get text(): string {
+    return this.statements.map((s) => s.text).join(';\n');
   }
 
   submit(connection: PgConnection): Error | null {

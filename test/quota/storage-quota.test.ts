@@ -164,7 +164,7 @@ describe('storage quota', () => {
     expect(await used(box.mailboxId)).toBe(Buffer.byteLength('tiny'));
   });
 
-  it('SMTP submission: a full sender mailbox is refused 552 5.2.2', async () => {
+  it('SMTP submission: a full sender mailbox is refused 552 5.2.2 at MAIL FROM', async () => {
     const box = await newBox();
     await server.api(box.token).post('/api/messages/send', sendBody('x@elsewhere.example', { bodyText: 'filler' }));
     await setQuota(box, await used(box.mailboxId));
@@ -174,9 +174,11 @@ describe('storage quota', () => {
         .sendMail({ from: box.address, to: 'x@elsewhere.example', subject: 'Hi', text: 'Hello' })
         .then(
           () => null,
-          (e: { response?: string }) => e.response,
+          (e: { response?: string; command?: string }) => e,
         );
-      expect(err).toMatch(/^552 5\.2\.2 /);
+      expect(err?.response).toMatch(/^552 5\.2\.2 /);
+      // The early refusal (read with the sender identity), not the commit's charge after DATA.
+      expect(err?.command).toBe('MAIL FROM');
     } finally {
       client.close();
     }

@@ -22,14 +22,14 @@ const effectiveQuota = sql`coalesce(m.storage_quota_bytes,
  * a sender must learn its mail failed even with a full mailbox). `countAs` raises that
  * direction's message counter (the lists' totalCount) in the same update: a new message lands on
  * its mailbox row in one statement (bench/smtp counts round trips). Takes the mailbox row lock,
- * so callers keep the lock order "mailbox row first"; returns the mailbox's address.
+ * so callers keep the lock order "mailbox row first".
  */
 export async function chargeStorage(
   trx: Sql,
   mailboxId: string,
   bytes: number,
   options: { exempt?: boolean; countAs?: 'inbound' | 'outbound' } = {},
-): Promise<{ address: string }> {
+): Promise<void> {
   const n = Math.max(0, Math.ceil(bytes));
   const counter =
     options.countAs === 'inbound'
@@ -40,11 +40,9 @@ export async function chargeStorage(
   const room = options.exempt
     ? sql``
     : sql`and (${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})`;
-  const charged = (
-    await sql<{ address: string }>`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}${counter}
-      where m.id = ${mailboxId} ${room} returning m.address`.execute(trx)
-  ).rows[0];
-  if (charged) return charged;
+  const charged = await sql`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}${counter}
+      where m.id = ${mailboxId} ${room}`.execute(trx);
+  if (Number(charged.numAffectedRows ?? 0) > 0) return;
   const exists = (await sql`select 1 from mailbox where id = ${mailboxId}`.execute(trx)).rows.length > 0;
   if (!exists) throw new Error(`mailbox ${mailboxId} does not exist`);
   throw new AppError('QUOTA_EXCEEDED');
