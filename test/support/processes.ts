@@ -321,9 +321,11 @@ export class Supervisor {
   downMs = 0;
   constructor(readonly proc: ServiceProcess) {}
 
-  async crash(): Promise<void> {
+  /** SIGKILL, then a replacement; `onDead` runs between the exit and the spawn. */
+  async crash(onDead?: () => void): Promise<void> {
     const t0 = Date.now();
     await this.proc.kill('SIGKILL');
+    onDead?.();
     await this.proc.start();
     this.restarts++;
     this.downMs += Date.now() - t0;
