@@ -23,6 +23,11 @@ export class TokenAuthenticator {
   readonly lanes: TokenLookupLanes<PrincipalRow>;
   /** Direct lookups in flight by token hash: concurrent requests with one token share one query. */
   private readonly loading = new Map<string, Promise<PrincipalRow | undefined>>();
+  /**
+   * Bumped by every forget: a lookup that began before a disable may have read the token still
+   * enabled, so its principal is answered to its own request but never cached.
+   */
+  private generation = 0;
 
   constructor(
     private readonly store: TokenStore,
@@ -58,6 +63,7 @@ export class TokenAuthenticator {
     }
     const hash = hashToken(plaintext);
     const now = this.clock.now();
+    const generation = this.generation;
     try {
       const cached = this.authCache.get(hash);
       const principal = cached ?? toPrincipal(await this.row(hash, remoteIp), kind, now);
@@ -65,7 +71,7 @@ export class TokenAuthenticator {
       if (refusal) throw failure(refusal);
       // Only a fresh lookup is cached: re-setting on every hit would keep a busy token's entry young
       // forever, and a token revoked on another replica would never be refused here (AUTH_CACHE_TTL).
-      if (!cached) this.authCache.set(hash, principal);
+      if (!cached && generation === this.generation) this.authCache.set(hash, principal);
       this.verdicts.rememberValid(hash, principal.expiresAt);
       this.usage.record(principal.tokenId, remoteIp, now);
       return principal;
@@ -79,6 +85,9 @@ export class TokenAuthenticator {
 
   /** Drops cached principals: one token (disabled or deleted here) or all (bulk disable). */
   forgetCached(tokenId?: string): void {
+    this.generation++;
+    // A request arriving from now on must not join a lookup that may predate the change.
+    this.loading.clear();
     if (tokenId) this.authCache.forgetToken(tokenId);
     else this.authCache.clear();
   }
@@ -98,7 +107,10 @@ export class TokenAuthenticator {
   private direct(hash: string): Promise<PrincipalRow | undefined> {
     let pending = this.loading.get(hash);
     if (!pending) {
-      pending = this.store.principalByHash(hash).finally(() => this.loading.delete(hash));
+      const loaded = this.store.principalByHash(hash).finally(() => {
+        if (this.loading.get(hash) === loaded) this.loading.delete(hash);
+      });
+      pending = loaded;
       this.loading.set(hash, pending);
     }
     return pending;
