@@ -127,6 +127,12 @@ export interface MailboxAlias {
   mailbox_id: string;
 }
 
+export interface MailboxContact {
+  address: string;
+  created_at: DbTimestamp;
+  mailbox_id: string;
+}
+
 export interface MailboxEvent {
   mailbox_id: string;
   occurred_at: DbTimestamp;
@@ -262,6 +268,7 @@ export interface DB {
   domain: Domain;
   mailbox: Mailbox;
   mailbox_alias: MailboxAlias;
+  mailbox_contact: MailboxContact;
   mailbox_event: MailboxEvent;
   message: Message;
   message_recipient: MessageRecipient;

@@ -1,4 +1,5 @@
 import { AppError, notFound } from '../errors.js';
+import { recordRecipientsOf } from './contacts.store.js';
 import { toTs, type Clock } from '../time.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../auth/principal.js';
@@ -60,6 +61,8 @@ export class ApprovalService {
       if (!row) return null;
       if (decision === 'approved') await insertOutboxJob(trx, row.id, row.mailbox_id, null, at);
       const event = await this.record(trx, row, decision, principal.tokenId, channel, note, at);
+      // After the event append, which took the mailbox row lock (the order contacts.store.ts keeps).
+      if (decision === 'approved') await recordRecipientsOf(trx, row.mailbox_id, row.id, at);
       return { row, event };
     });
     if (!outcome) return this.replay(v, messageId, decision);

@@ -1,6 +1,7 @@
 import { jsonValue, sql, type Database, type Sql } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
 import { policyChainSql } from '../tokens/token.store.js';
+import { contactedAmong } from './contacts.store.js';
 import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy, type TokenPolicy } from './policy.schemas.js';
 
 /** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
@@ -58,15 +59,9 @@ export class PolicyStore {
    * the first earlier message: collecting every one made each send cost more than the last
    * (bench/smtp: every message of the run to one address, 11 ms of PostgreSQL CPU per message).
    */
-  async contacted(mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
-    if (addresses.length === 0) return new Set();
-    const rows = await this.db.rows(sql<{ address: string }>`
-      select a.address from unnest(${addresses}::text[]) as a(address)
-      where exists (select 1 from message_recipient r join message m on m.id = r.message_id
-          where r.address = a.address and m.mailbox_id = ${mailboxId} and ${counts})
-        or exists (select 1 from message m
-          where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.from_address = a.address)`);
-    return new Set(rows.map((r) => r.address));
+  /** Which of `addresses` the mailbox has written to or received from (contacts.store.ts). */
+  contacted(mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
+    return contactedAmong(this.db.db, mailboxId, addresses);
   }
 
   /** New recipients this mailbox wrote to since `since` (the audit trail counts them per send). */

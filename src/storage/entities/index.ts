@@ -1,5 +1,5 @@
 export { DomainEntity } from './domain.entity.js';
-export { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
+export { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
 export { AccessTokenEntity } from './access-token.entity.js';
 export {
   ThreadEntity,
@@ -14,7 +14,7 @@ export { AuditEntryEntity } from './audit-entry.entity.js';
 export { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
-import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity } from './mailbox.entity.js';
+import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
 import { AccessTokenEntity } from './access-token.entity.js';
 import {
   ThreadEntity,
@@ -33,6 +33,7 @@ export const allEntities = [
   MailboxEntity,
   MailboxAliasEntity,
   SenderIdentityEntity,
+  MailboxContactEntity,
   AccessTokenEntity,
   ThreadEntity,
   MessageEntity,

@@ -60,3 +60,18 @@ export const SenderIdentityEntity = defineEntity({
     createdAt: p.datetime(3),
   },
 });
+
+/**
+ * An address this mailbox has corresponded with: wrote to in a message that left without approval
+ * or was approved, or received mail from. The outbound policy's "new recipient" is one that is not
+ * here (docs/api.md, "Outbound policy"); rows stay when the messages are deleted.
+ */
+export const MailboxContactEntity = defineEntity({
+  name: 'MailboxContact',
+  tableName: 'mailbox_contact',
+  properties: {
+    mailbox: () => p.manyToOne(MailboxEntity).mapToPk().primary().deleteRule('cascade').updateRule('no action'),
+    address: p.string().primary().length(320),
+    createdAt: p.datetime(3),
+  },
+});

@@ -11,6 +11,7 @@ import { Migration20270125000000StorageQuota } from './20270125000000-storage-qu
 import { Migration20270126000000SearchByMailbox } from './20270126000000-search-by-mailbox.js';
 import { Migration20270201000000SearchDeferred } from './20270201000000-search-deferred.js';
 import { Migration20270205000000ReplyTextDeferred } from './20270205000000-reply-text-deferred.js';
+import { Migration20270210000000MailboxContacts } from './20270210000000-mailbox-contacts.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: 'Migration20270126000000SearchByMailbox', class: Migration20270126000000SearchByMailbox },
   { name: 'Migration20270201000000SearchDeferred', class: Migration20270201000000SearchDeferred },
   { name: 'Migration20270205000000ReplyTextDeferred', class: Migration20270205000000ReplyTextDeferred },
+  { name: 'Migration20270210000000MailboxContacts', class: Migration20270210000000MailboxContacts },
 ];

@@ -1,4 +1,5 @@
 import { settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
+import { inboundSenderContactSql } from '../../policy/contacts.store.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import { appendEvent } from '../../events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
@@ -112,7 +113,9 @@ export class InboundStore {
       parent
         ? touchThread(trx, threadId, now)
         : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
-      sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
+      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts).
+      sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})
+      insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
         auth_results, extracted, created_at, received_at, sent_at, stored_bytes)

@@ -1,4 +1,5 @@
 import { ID_PREFIX, newId } from '../../ids.js';
+import { insertContactsSql } from '../../policy/contacts.store.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import { appendEvent } from '../../events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
@@ -117,12 +118,7 @@ export async function writeOutbound(
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
       ${meta.autoSubmitted ?? null}, ${storedBytes})`.execute(trx),
     claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),
-    ...recipientsOf(draft).map((r) =>
-      sql`insert into message_recipient (id, message_id, address, kind, status, attempts, updated_at)
-        values (${newId(ID_PREFIX.recipient, at.getTime())}, ${messageId}, ${r.address}, ${r.kind}, ${state}, 0, ${at})`.execute(
-        trx,
-      ),
-    ),
+    insertRecipients(trx, mailbox.id, messageId, recipientsOf(draft), state, at),
     held ? undefined : insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at),
   ];
   const event = appendEvent(
@@ -229,4 +225,29 @@ export async function messageByIdempotencyKey(
   return db.one(sql<IdempotentRow>`
     select id, thread_id, request_hash, created_at, approval_status from message
     where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
+}
+
+/**
+ * Every recipient row of a message in one statement, which also records the recipients as contacts
+ * of the mailbox (contacts.store.ts) unless the message is held: a held message's recipients
+ * become contacts only when it is approved (approval.service).
+ */
+function insertRecipients(
+  trx: Sql,
+  mailboxId: string,
+  messageId: string,
+  recipients: readonly { address: string; kind: string }[],
+  state: 'held' | 'queued',
+  at: Date,
+) {
+  const ids = recipients.map(() => newId(ID_PREFIX.recipient, at.getTime()));
+  return sql`with recipient as (
+      insert into message_recipient (id, message_id, address, kind, status, attempts, updated_at)
+      select r.id, ${messageId}::text, r.address, r.kind, ${state}::text, 0, ${at}::timestamptz
+      from unnest(${ids}::text[], ${recipients.map((r) => r.address)}::text[], ${recipients.map((r) => r.kind)}::text[])
+        as r(id, address, kind)
+      returning address)
+    ${insertContactsSql(mailboxId, sql`select address from recipient where ${state === 'queued'}::boolean`, at)}`.execute(
+    trx,
+  );
 }

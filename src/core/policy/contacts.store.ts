@@ -1,0 +1,49 @@
+import { sql, type Sql, type SqlFragment } from '../../storage/database.js';
+import { normalizeAddress } from '../address.js';
+
+/**
+ * The addresses a mailbox has corresponded with (`mailbox_contact`), written by every path that
+ * makes an address "contacted" for the outbound policy, in the transaction that does: a send that
+ * leaves without approval (outbound.store), an approval (approval.service), an inbound message
+ * (inbound.store). Each writer holds the mailbox row lock first (the charge or the event append),
+ * so two writers of one mailbox never wait on each other's contact rows in opposite orders.
+ */
+
+/**
+ * The statement that records as contacts of the mailbox the addresses `addresses` selects (one
+ * `address` column, normalized already); a writer may run it as part of a larger statement.
+ */
+export const insertContactsSql = (mailboxId: string, addresses: SqlFragment, at: Date) =>
+  sql`insert into mailbox_contact (mailbox_id, address, created_at)
+    select distinct ${mailboxId}, s.address, ${at}::timestamptz from (${addresses}) as s
+    on conflict do nothing`;
+
+/**
+ * Records the sender of an inbound message (lower-cased, as the policy compares recipients; none
+ * for an empty sender); the intake runs it as a CTE of its message insert.
+ */
+export const inboundSenderContactSql = (mailboxId: string, from: string, at: Date) =>
+  insertContactsSql(
+    mailboxId,
+    sql`select a.address from (select ${normalizeAddress(from)}::text as address) a where a.address <> ''`,
+    at,
+  );
+
+/** The recipients of an approved message become contacts of its mailbox. */
+export async function recordRecipientsOf(trx: Sql, mailboxId: string, messageId: string, at: Date): Promise<void> {
+  await insertContactsSql(
+    mailboxId,
+    sql`select r.address from message_recipient r where r.message_id = ${messageId}`,
+    at,
+  ).execute(trx);
+}
+
+/** Which of `addresses` the mailbox has corresponded with: one primary-key probe each. */
+export async function contactedAmong(on: Sql, mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = (
+    await sql<{ address: string }>`select address from mailbox_contact
+      where mailbox_id = ${mailboxId} and address = any(${[...addresses]}::text[])`.execute(on)
+  ).rows;
+  return new Set(rows.map((r) => r.address));
+}
