@@ -38,12 +38,6 @@ export async function recordRecipientsOf(trx: Sql, mailboxId: string, messageId:
   ).execute(trx);
 }
 
-/** Which of `addresses` the mailbox has corresponded with: one primary-key probe each. */
-export async function contactedAmong(on: Sql, mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
-  if (addresses.length === 0) return new Set();
-  const rows = (
-    await sql<{ address: string }>`select address from mailbox_contact
-      where mailbox_id = ${mailboxId} and address = any(${[...addresses]}::text[])`.execute(on)
-  ).rows;
-  return new Set(rows.map((r) => r.address));
-}
+/** The addresses among `addresses` the mailbox has corresponded with: one primary-key probe each. */
+export const contactedSql = (mailboxId: string, addresses: readonly string[]) =>
+  sql`select address from mailbox_contact where mailbox_id = ${mailboxId} and address = any(${[...addresses]}::text[])`;

@@ -52,13 +52,16 @@ export class OutboundPolicy {
     private readonly options: { autoReplyLimitPerHour: number },
   ) {}
 
-  /** The mailbox policy narrowed by every token of the actor's chain, read now (docs/contract.md: at use). */
-  async effective(mailboxId: string, tokenId: string): Promise<EffectivePolicy> {
-    const { mailbox, chain } = await this.store.policyInputs(mailboxId, tokenId);
+  /**
+   * The mailbox policy narrowed by every token of the actor's chain, read now (docs/contract.md:
+   * at use), and which of `addresses` are not new recipients.
+   */
+  private async inputs(mailboxId: string, tokenId: string, addresses: readonly string[]) {
+    const { mailbox, chain, contacted } = await this.store.policyInputs(mailboxId, tokenId, addresses);
     const layers: PolicyLayer[] = chain
       .filter((t) => t.policy !== null)
       .map((t) => ({ source: `token ${t.id}`, policy: t.policy! }));
-    return effectivePolicy(mailbox, layers);
+    return { e: effectivePolicy(mailbox, layers), contacted };
   }
 
   /**
@@ -104,7 +107,7 @@ export class OutboundPolicy {
     draft: PolicyDraft,
     onlyAddress: string | null,
   ): Promise<PolicyVerdict> {
-    const e = await this.effective(mailbox.id, actor.tokenId);
+    const { e, contacted } = await this.inputs(mailbox.id, actor.tokenId, draft.recipients);
     const domain = splitAddress(mailbox.address).domain;
     const fail = (refusal: PolicyRefusal) =>
       this.refused(actor, mailbox, onlyAddress ? 1 : draft.recipients.length, refusal);
@@ -112,14 +115,9 @@ export class OutboundPolicy {
       const refusal = recipientRefusal(e, address, domain);
       if (refusal) throw await fail(refusal);
     }
-    // The whole-message decision always counts new recipients (one indexed query), so the audit
-    // trail's counts are right even for a limit set later in the day. RCPT TO refuses on counts
-    // only, so it asks only under a new-recipient limit (bench/smtp: ~1 ms of PostgreSQL per ask).
-    const contacted =
-      onlyAddress === null || e.maxNewRecipientsPerDay
-        ? await this.store.contacted(mailbox.id, draft.recipients)
-        : null;
-    const newOnes = contacted ? draft.recipients.filter((a) => !contacted.has(a)) : [];
+    // The new recipients come with the policy (one round trip), so the audit trail's counts are
+    // right even for a limit set later in the day.
+    const newOnes = draft.recipients.filter((a) => !contacted.has(a));
     const newInLastDay =
       e.maxNewRecipientsPerDay && newOnes.length
         ? await this.store.newRecipientsSince(mailbox.id, new Date(this.clock.now().getTime() - DAY_MS))

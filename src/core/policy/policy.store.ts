@@ -1,7 +1,7 @@
 import { jsonValue, sql, type Database, type Sql } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
 import { policyChainSql } from '../tokens/token.store.js';
-import { contactedAmong } from './contacts.store.js';
+import { contactedSql } from './contacts.store.js';
 import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy, type TokenPolicy } from './policy.schemas.js';
 
 /** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
@@ -34,34 +34,26 @@ export class PolicyStore {
   }
 
   /**
-   * What the effective policy is made of, in one round trip: the mailbox's policy and the acting
-   * token's chain, root first (bench/smtp: SMTP asks at RCPT TO and again at the end of DATA).
+   * What a decision is made of, in one round trip: the mailbox's policy, the acting token's chain
+   * (root first) and which of `addresses` the mailbox has corresponded with (contacts.store.ts;
+   * the others are new recipients). SMTP asks at RCPT TO and again at the end of DATA.
    */
   async policyInputs(
     mailboxId: string,
     tokenId: string,
-  ): Promise<{ mailbox: MailboxPolicy; chain: { id: string; policy: TokenPolicy | null }[] }> {
-    const row = await this.db.one(sql<{ policy: unknown; chain: unknown }>`select
+    addresses: readonly string[],
+  ): Promise<{ mailbox: MailboxPolicy; chain: { id: string; policy: TokenPolicy | null }[]; contacted: Set<string> }> {
+    const row = await this.db.one(sql<{ policy: unknown; chain: unknown; contacted: string[] | null }>`select
       (select policy from mailbox where id = ${mailboxId}) as policy,
       (select json_agg(json_build_object('id', c.id, 'policy', c.policy) order by c.depth desc)
-        from (${policyChainSql(tokenId)}) c) as chain`);
+        from (${policyChainSql(tokenId)}) c) as chain,
+      array(${contactedSql(mailboxId, addresses)}) as contacted`);
     const chain = jsonValue(row?.chain) as { id: string; policy: TokenPolicy | null }[] | null;
-    return { mailbox: policyOf(jsonValue(row?.policy)), chain: chain ?? [] };
+    return { mailbox: policyOf(jsonValue(row?.policy)), chain: chain ?? [], contacted: new Set(row?.contacted ?? []) };
   }
 
   async setMailboxPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<void> {
     await sql`update mailbox set policy = ${JSON.stringify(policy)}::jsonb where id = ${mailboxId}`.execute(trx);
-  }
-
-  /**
-   * Which of `addresses` this mailbox already wrote to or heard from (message_recipient_address_idx,
-   * message_inbound_from_idx); the others are new recipients. One `exists` per address stops at
-   * the first earlier message: collecting every one made each send cost more than the last
-   * (bench/smtp: every message of the run to one address, 11 ms of PostgreSQL CPU per message).
-   */
-  /** Which of `addresses` the mailbox has written to or received from (contacts.store.ts). */
-  contacted(mailboxId: string, addresses: readonly string[]): Promise<Set<string>> {
-    return contactedAmong(this.db.db, mailboxId, addresses);
   }
 
   /** New recipients this mailbox wrote to since `since` (the audit trail counts them per send). */
