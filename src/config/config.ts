@@ -75,8 +75,8 @@ export const configSchema = z.object({
   SMTP_SESSION_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(1_800_000),
   /** On shutdown, SMTP sessions in flight get this long to finish before `421 4.3.2` (the chart passes smtp.closeTimeoutSeconds). */
   SMTP_CLOSE_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
-  /** Group commit of SMTP intake: messages that arrive while a commit is in flight share the next transaction (docs/api.md, "SMTP intake"); off by default, it did not pay on bench/smtp. */
-  SMTP_GROUP_COMMIT: bool.default(false),
+  /** Group commit of SMTP intake: messages that arrive while a commit is in flight share the next transaction, their statements pipelined together (docs/api.md, "SMTP intake"). */
+  SMTP_GROUP_COMMIT: bool.default(true),
   /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */
   AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
   /** Direct MX delivery (and webhooks) may connect to loopback, private, link-local and metadata addresses (development and tests only). */

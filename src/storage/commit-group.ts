@@ -57,16 +57,15 @@ export class CommitGroup {
   private async commit(members: Member[]): Promise<void> {
     if (members.length === 1) return this.alone(members[0]!);
     members.sort((a, b) => (a.lockKey < b.lockKey ? -1 : a.lockKey > b.lockKey ? 1 : 0));
-    const results: unknown[] = [];
+    let results: unknown[] = [];
     try {
-      await this.db.tx(async (trx) => {
-        for (const m of members) {
-          try {
-            results.push(await m.work(trx));
-          } catch (err) {
-            throw new MemberFailed('a member of the group failed', { cause: err });
-          }
-        }
+      await this.db.writeTx(async (trx) => {
+        // Started together, in lock-key order: pipelined (Database.writeTx), the members'
+        // statements share round trips; either way each must settle before the COMMIT.
+        const outcomes = await Promise.allSettled(members.map((m) => m.work(trx)));
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) throw new MemberFailed('a member of the group failed', { cause: failed.reason });
+        results = outcomes.map((o) => (o as PromiseFulfilledResult<unknown>).value);
       });
     } catch (err) {
       if (err instanceof MemberFailed) {
@@ -81,7 +80,7 @@ export class CommitGroup {
 
   private async alone(m: Member): Promise<void> {
     try {
-      m.resolve(await this.db.tx(m.work));
+      m.resolve(await this.db.writeTx(m.work));
     } catch (err) {
       m.reject(err);
     }
