@@ -14,9 +14,11 @@ const TYPES: Record<number, 'A' | 'AAAA' | 'TXT' | 'MX'> = { 1: 'A', 28: 'AAAA',
  */
 export async function startDnsStub(
   records: Records,
-): Promise<{ server: string; records: Records; close(): Promise<void> }> {
+): Promise<{ server: string; records: Records; queries: number; close(): Promise<void> }> {
   const socket = dgram.createSocket('udp4');
+  let queries = 0;
   socket.on('message', (msg, rinfo) => {
+    queries++;
     try {
       socket.send(answer(msg, records), rinfo.port, rinfo.address);
     } catch {
@@ -27,6 +29,10 @@ export async function startDnsStub(
   return {
     server: `127.0.0.1:${socket.address().port}`,
     records,
+    /** Queries received so far (a caching resolver asks less). */
+    get queries() {
+      return queries;
+    },
     close: () => new Promise((resolve) => socket.close(() => resolve())),
   };
 }

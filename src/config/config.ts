@@ -91,6 +91,8 @@ export const configSchema = z.object({
   MAX_DELIVERY_AGE: durationMs.default(48 * 3_600_000),
   /** DNS servers (comma list of ip[:port]) for SPF/DKIM/DMARC checks and MX lookups; the system resolver when unset. */
   DNS_SERVERS: z.string().optional(),
+  /** How long SPF/DKIM/DMARC and MX answers (and "no such name") are reused; 0: ask every time. */
+  DNS_CACHE_TTL: durationMs.default(60_000),
   /** Embedded data: PGlite cluster, file blobs, generated server key, file secrets. */
   MAILBOX_DATA_DIR: z.string().default('./data'),
   /** postgres://… switches storage from embedded PGlite to PostgreSQL. */

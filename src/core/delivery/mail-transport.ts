@@ -48,7 +48,7 @@ export interface MailTransportDeps {
 }
 
 export function createMailTransport(d: MailTransportDeps): MailTransport {
-  const resolver = dnsResolver(d.config.DNS_SERVERS);
+  const resolver = dnsResolver(d.config.DNS_SERVERS, d.config.DNS_CACHE_TTL);
   const hostname = smtpHostname(d.config);
   // One group for both listeners: submissions and inbound messages arriving together share a commit.
   const group = d.config.SMTP_GROUP_COMMIT ? new CommitGroup(d.db) : null;

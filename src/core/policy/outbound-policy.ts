@@ -4,7 +4,7 @@ import type { MailboxRef } from '../auth/principal.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import type { AuditStore } from '../audit/audit.store.js';
 import type { Channel } from '../audit/audit.schemas.js';
-import { effectivePolicy, type EffectivePolicy, type PolicyLayer, type PolicySource } from './effective-policy.js';
+import { effectivePolicy, type PolicyLayer, type PolicySource } from './effective-policy.js';
 import { approvalHold, countRefusal, isExternal, PolicyRefusal, recipientRefusal } from './policy-decision.js';
 import { AUTO_SUBMITTED_GENERATED, automationOf, headerSection } from './loop-guard.js';
 import type { PolicyStore } from './policy.store.js';
