@@ -55,3 +55,16 @@ describe('one-time code extraction on the fixture corpus', () => {
     }
   });
 });
+
+describe('one-time codes beside addresses', () => {
+  it('never takes the digits of an address for a code, wherever the address sits in its word', async () => {
+    const { findOneTimeCodes } = await import('../../src/core/extraction/one-time-codes.js');
+    const body = [
+      'Write to agent482913@example.com if this was not you.',
+      'Forwarded by <billing-771204@mail.example.org>: your verification code is 305118.',
+      // A long word before the code: the address pattern is tried at word starts only (linear).
+      `${'x'.repeat(20_000)} token: 662019 is your code`,
+    ].join('\n');
+    expect(findOneTimeCodes('Your verification code', body)).toEqual(['305118', '662019']);
+  });
+});
