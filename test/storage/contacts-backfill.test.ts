@@ -1,26 +1,17 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openOrm, type Em, type Orm } from '../../src/storage/orm.js';
-import { createScratchDatabase, ENGINE } from '../support/harness.js';
+import { databaseMigratedTo } from './migration-support.js';
 
 // Migration20270210000000MailboxContacts on a database that already holds mail: the contacts are
 // what the "already contacted" question read before it (docs/api.md, "Outbound policy"):
 // recipients of outbound messages sent without approval or approved, senders of inbound messages
 // (lower-cased); never the recipients of a message still held, rejected or expired.
 
-const BEFORE = 'Migration20270205000000ReplyTextDeferred';
-let orm: Orm;
-let drop: () => Promise<void> = async () => undefined;
-const q = () => (orm.em.fork() as Em).getKysely();
+let db: Awaited<ReturnType<typeof databaseMigratedTo>> | undefined;
+const q = () => db!.q();
 
 beforeAll(async () => {
-  if (ENGINE === 'pglite') orm = await openOrm({});
-  else {
-    const scratch = await createScratchDatabase();
-    drop = scratch.drop;
-    orm = await openOrm({ databaseUrl: scratch.url, poolMax: 2 });
-  }
-  await orm.migrator.up({ to: BEFORE });
+  db = await databaseMigratedTo('Migration20270205000000ReplyTextDeferred');
   const k = q();
   const now = new Date('2027-02-01T10:00:00Z');
   await sql`insert into domain (id, name, created_at) values ('dom_1', 'a.test', ${now})`.execute(k);
@@ -58,12 +49,11 @@ beforeAll(async () => {
   await message('msg_7', 'box_1', 'inbound', { from: ' Writer@X.test', to: ['box_1@a.test'] });
   await message('msg_8', 'box_1', 'inbound', { from: '', to: ['box_1@a.test'] }); // a bounce: no sender
   await message('msg_9', 'box_2', 'outbound', { to: ['sent@x.test'] }); // another mailbox's contact
-  await orm.migrator.up();
+  await db.migrateRest();
 }, 120_000);
 
 afterAll(async () => {
-  await orm?.close(true);
-  await drop();
+  await db?.close();
 });
 
 describe('mailbox contacts migration backfill', () => {

@@ -1,25 +1,16 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openOrm, type Em, type Orm } from '../../src/storage/orm.js';
-import { createScratchDatabase, ENGINE } from '../support/harness.js';
+import { databaseMigratedTo } from './migration-support.js';
 
 // Migration20270125000000StorageQuota on a database that already holds mail: every message's
 // stored_bytes is backfilled from its bodies and attachments (not the raw blob), and every
 // mailbox's storage_used_bytes is the sum over its live messages (docs/api.md, "Storage quota").
 
-const BEFORE = 'Migration20270120000000BlobChunks';
-let orm: Orm;
-let drop: () => Promise<void> = async () => undefined;
-const q = () => (orm.em.fork() as Em).getKysely();
+let db: Awaited<ReturnType<typeof databaseMigratedTo>> | undefined;
+const q = () => db!.q();
 
 beforeAll(async () => {
-  if (ENGINE === 'pglite') orm = await openOrm({});
-  else {
-    const scratch = await createScratchDatabase();
-    drop = scratch.drop;
-    orm = await openOrm({ databaseUrl: scratch.url, poolMax: 2 });
-  }
-  await orm.migrator.up({ to: BEFORE });
+  db = await databaseMigratedTo('Migration20270120000000BlobChunks');
   const k = q();
   const now = new Date();
   await sql`insert into domain (id, name, created_at) values ('dom_1', 'a.test', ${now})`.execute(k);
@@ -47,12 +38,11 @@ beforeAll(async () => {
   await attachment('att_1', 'msg_1', 1000);
   await attachment('att_2', 'msg_1', 24);
   await attachment('att_3', null, 5000); // an unclaimed upload belongs to no message
-  await orm.migrator.up();
+  await db.migrateRest();
 }, 120_000);
 
 afterAll(async () => {
-  await orm?.close(true);
-  await drop();
+  await db?.close();
 });
 
 describe('storage quota migration backfill', () => {
