@@ -163,7 +163,8 @@ export class SubmissionService {
    * queues through SendService.submit (rate limit, one transaction for message, recipients,
    * outbox job and event). Resolves only after that commit, so 250 means durably queued.
    * Nothing stays behind on failure (after a lost database connection, the storage sweeper
-   * removes what no row names).
+   * removes what no row names). `envelope.mailFrom` is the sender `checkSender` accepted for this
+   * transaction (the channel keeps the envelope of a MAIL FROM it answered 250 only).
    */
   async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SendAccepted> {
     const rawKey = `raw/${newId(ID_PREFIX.message)}`;
@@ -180,10 +181,16 @@ export class SubmissionService {
       if (parsed.status === 'rejected') throw parsed.reason;
       const message = parsed.value;
       const author = authorFields(message.headerLines);
-      // The From header, the Sender header and the envelope sender, all identities of the mailbox, in one query.
+      // The From header, the Sender header and the envelope sender, all identities of the mailbox.
+      // The envelope sender was read at this transaction's MAIL FROM (checkSender; a deactivated
+      // identity is refused at the next one), so a message whose headers name only it needs no
+      // query; any other address is read now, with it, in one query.
       const mailFrom = normalizeAddress(envelope.mailFrom);
-      const identities = [author.from, mailFrom, ...(author.sender ? [author.sender] : [])];
-      if (!isAddress(mailFrom) || !(await areActiveIdentities(this.db, submitter.mailbox.id, identities)))
+      const others = [author.from, ...(author.sender ? [author.sender] : [])].filter((a) => a !== mailFrom);
+      if (
+        !isAddress(mailFrom) ||
+        (others.length > 0 && !(await areActiveIdentities(this.db, submitter.mailbox.id, [mailFrom, ...others])))
+      )
         throw new AppError('SENDER_NOT_IDENTITY');
       // Again at end of DATA: a transfer may outlast the token.
       await this.recheck(submitter);
