@@ -2,7 +2,14 @@ import dgram from 'node:dgram';
 
 export type Records = Record<
   string,
-  { A?: string[]; AAAA?: string[]; TXT?: string[]; MX?: { priority: number; exchange: string }[] }
+  {
+    A?: string[];
+    AAAA?: string[];
+    TXT?: string[];
+    MX?: { priority: number; exchange: string }[];
+    /** Answer SERVFAIL (a broken zone) instead of records. */
+    servfail?: boolean;
+  }
 >;
 
 const TYPES: Record<number, 'A' | 'AAAA' | 'TXT' | 'MX'> = { 1: 'A', 28: 'AAAA', 16: 'TXT', 15: 'MX' };
@@ -95,8 +102,8 @@ function answer(query: Buffer, records: Records): Buffer {
   const question = query.subarray(12, end + 4);
   const entry = records[name];
   const type = TYPES[qtype];
-  const values: any[] = entry && type ? (entry[type] ?? []) : [];
-  const rcode = entry ? 0 : 3; // NXDOMAIN for names we do not know
+  const values: any[] = entry && type && !entry.servfail ? (entry[type] ?? []) : [];
+  const rcode = entry?.servfail ? 2 : entry ? 0 : 3; // SERVFAIL when asked to, NXDOMAIN for names we do not know
   const header = Buffer.alloc(12);
   header.writeUInt16BE(id, 0);
   header.writeUInt16BE(0x8000 | 0x0400 | rd | 0x0080 | rcode, 2); // QR, AA, RD (copied), RA

@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns/promises';
+import { LRUCache } from 'lru-cache';
 
 /** `resolve(name, rrtype)` with the result shapes of node:dns (mailauth's resolver contract too). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the result's shape depends on rrtype, as in node:dns and mailauth
@@ -32,28 +33,27 @@ const DEFINITIVE = new Set(['ENODATA', 'ENOTFOUND']);
  * (bench/smtp: 0.2 ms of server CPU per message on 25, most of it building the exceptions of
  * the answers "no such name"). node:dns gives no TTL for TXT or MX, so the cap is the TTL: a
  * published change is seen within it. "No such name / no data" is cached too; a failure (time-out,
- * SERVFAIL) is not. Concurrent identical questions share one query.
+ * SERVFAIL) is not. Concurrent identical questions share one query. At most `maxEntries`
+ * questions are kept (lru-cache: the least recently asked goes first).
  */
 export class DnsAnswerCache {
-  private readonly entries = new Map<string, { at: number; answer: Promise<unknown> }>();
+  private readonly answers: LRUCache<string, Promise<unknown>>;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {}
+  constructor(ttlMs: number, maxEntries = 10_000) {
+    this.answers = new LRUCache({ max: maxEntries, ttl: ttlMs });
+  }
 
   resolve(name: string, rrtype: string, lookup: DnsLookup): Promise<unknown> {
     const key = `${rrtype} ${name.toLowerCase()}`;
-    const now = performance.now();
-    const hit = this.entries.get(key);
-    if (hit && now - hit.at <= this.ttlMs) return hit.answer.then(copyOf);
-    const answer = lookup(name, rrtype);
-    // Map keeps insertion order: dropping the first key evicts the oldest entry.
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { at: now, answer });
-    answer.catch((err: { code?: string }) => {
-      if (!DEFINITIVE.has(err.code ?? '') && this.entries.get(key)?.answer === answer) this.entries.delete(key);
-    });
+    let answer = this.answers.get(key);
+    if (!answer) {
+      const asked = lookup(name, rrtype);
+      answer = asked;
+      this.answers.set(key, asked);
+      asked.catch((err: { code?: string }) => {
+        if (!DEFINITIVE.has(err.code ?? '') && this.answers.peek(key) === asked) this.answers.delete(key);
+      });
+    }
     return answer.then(copyOf);
   }
 }

@@ -21,8 +21,8 @@ export async function writeDeclaredPolicy(trx: Sql, mailboxId: string, policy: M
   return rows.length > 0;
 }
 
-/** Messages whose recipients count as contacted: never held, or approved (docs/api.md, "new recipients"). */
-const counts = sql`(m.approval_status is null or m.approval_status = 'approved')`;
+/** Messages the policy let out (never held, or approved): the loop guard counts only those replies. */
+const letOut = sql`(m.approval_status is null or m.approval_status = 'approved')`;
 
 /** The policy's questions to storage, each one indexed query. */
 export class PolicyStore {
@@ -78,7 +78,7 @@ export class PolicyStore {
       select r.address, count(*) as n, min(m.created_at) as oldest
       from message_recipient r join message m on m.id = r.message_id
       where r.address = any(${addresses}::text[]) and m.mailbox_id = ${mailboxId} and m.direction = 'outbound'
-        and m.in_reply_to_message_id is not null and m.created_at > ${since} and ${counts}
+        and m.in_reply_to_message_id is not null and m.created_at > ${since} and ${letOut}
       group by r.address`);
     return rows.map((r) => ({ address: r.address, n: Number(r.n), oldest: new Date(r.oldest) }));
   }

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Principal } from '../auth/principal.js';
 
 /**
@@ -5,39 +6,31 @@ import type { Principal } from '../auth/principal.js';
  * load the same token authenticates many requests a second; this turns those lookups into one
  * query per TTL. A token disabled or deleted in this process is dropped at once; on other
  * replicas it is refused within the TTL. Expiry is re-checked on every hit, so the cache never
- * extends a token's life.
+ * extends a token's life. A hit does not renew the entry's age (lru-cache's default), so a busy
+ * token is still looked up once per TTL.
  */
 export class AuthCache {
-  private readonly entries = new Map<string, { principal: Principal; storedAt: number }>();
+  private readonly entries: LRUCache<string, Principal> | null;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {}
+  constructor(ttlMs: number, maxEntries = 10_000) {
+    this.entries = ttlMs > 0 ? new LRUCache({ max: maxEntries, ttl: ttlMs }) : null;
+  }
 
   get(hash: string): Principal | undefined {
-    if (this.ttlMs <= 0) return undefined;
-    const entry = this.entries.get(hash);
-    if (!entry) return undefined;
-    if (performance.now() - entry.storedAt > this.ttlMs) {
-      this.entries.delete(hash);
-      return undefined;
-    }
-    return entry.principal;
+    return this.entries?.get(hash);
   }
 
   set(hash: string, principal: Principal): void {
-    if (this.ttlMs <= 0) return;
-    // Map keeps insertion order: dropping the first key evicts the oldest entry.
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(hash, { principal, storedAt: performance.now() });
+    this.entries?.set(hash, principal);
   }
 
   forgetToken(tokenId: string): void {
-    for (const [hash, entry] of this.entries) if (entry.principal.tokenId === tokenId) this.entries.delete(hash);
+    if (!this.entries) return;
+    for (const [hash, principal] of this.entries.entries())
+      if (principal.tokenId === tokenId) this.entries.delete(hash);
   }
 
   clear(): void {
-    this.entries.clear();
+    this.entries?.clear();
   }
 }
