@@ -4,11 +4,24 @@ import type { MailboxRef } from '../auth/principal.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import type { AuditStore } from '../audit/audit.store.js';
 import type { Channel } from '../audit/audit.schemas.js';
-import { effectivePolicy, type PolicyLayer, type PolicySource } from './effective-policy.js';
+import { effectivePolicy, type EffectivePolicy, type PolicyLayer, type PolicySource } from './effective-policy.js';
 import { approvalHold, countRefusal, isExternal, PolicyRefusal, recipientRefusal } from './policy-decision.js';
 import { AUTO_SUBMITTED_GENERATED, automationOf, headerSection } from './loop-guard.js';
-import type { PolicyStore } from './policy.store.js';
+import type { PolicyLayers, PolicyStore } from './policy.store.js';
 import type { ApprovalMode } from './policy.schemas.js';
+
+/** An SMTP transaction's policy, read at its MAIL FROM (OutboundPolicy.rulesOf). */
+export interface TransactionRules {
+  readonly effective: EffectivePolicy;
+}
+
+/** The mailbox's policy narrowed by each token of the chain that has one of its own. */
+function effectiveOf({ mailbox, chain }: PolicyLayers): EffectivePolicy {
+  const layers: PolicyLayer[] = chain
+    .filter((t) => t.policy !== null)
+    .map((t) => ({ source: `token ${t.id}`, policy: t.policy! }));
+  return effectivePolicy(mailbox, layers);
+}
 
 /** Who sends, through which channel: what the policy chain and the audit trail need. */
 export interface SendActor {
@@ -57,19 +70,34 @@ export class OutboundPolicy {
    * at use), and which of `addresses` are not new recipients.
    */
   private async inputs(mailboxId: string, tokenId: string, addresses: readonly string[]) {
-    const { mailbox, chain, contacted } = await this.store.policyInputs(mailboxId, tokenId, addresses);
-    const layers: PolicyLayer[] = chain
-      .filter((t) => t.policy !== null)
-      .map((t) => ({ source: `token ${t.id}`, policy: t.policy! }));
-    return { e: effectivePolicy(mailbox, layers), contacted };
+    const read = await this.store.policyInputs(mailboxId, tokenId, addresses);
+    return { e: effectiveOf(read), contacted: read.contacted };
+  }
+
+  /**
+   * The rules of one SMTP transaction, from layers read with its MAIL FROM (one statement with the
+   * sender identity), for its RCPT TO commands (docs/api.md, "Outbound policy").
+   */
+  rulesOf(layers: PolicyLayers): TransactionRules {
+    return { effective: effectiveOf(layers) };
   }
 
   /**
    * SMTP RCPT TO (RFC 5321 §4.1.1.3): the recipient rules for one more address, given those
-   * already accepted in this transaction; a refusal is `550 5.7.1` for that recipient only.
+   * already accepted in this transaction; a refusal is `550 5.7.1` for that recipient only. Judged
+   * by the transaction's `rules` without a read of its own, unless they count new recipients
+   * (`maxNewRecipientsPerDay` needs the contacts and the day's count: everything is read then).
    */
-  async checkRecipient(actor: SendActor, mailbox: MailboxRef, address: string, accepted: readonly string[]) {
-    await this.judge(actor, mailbox, { recipients: [...new Set([...accepted, address])], parentId: null }, address);
+  async checkRecipient(
+    actor: SendActor,
+    mailbox: MailboxRef,
+    address: string,
+    accepted: readonly string[],
+    rules?: TransactionRules,
+  ) {
+    const draft = { recipients: [...new Set([...accepted, address])], parentId: null };
+    const known = rules && !rules.effective.maxNewRecipientsPerDay ? rules.effective : undefined;
+    await this.judge(actor, mailbox, draft, address, known);
   }
 
   /** The whole-message decision: recipient rules, counts, loop guard, then whether approval holds it. */
@@ -106,8 +134,13 @@ export class OutboundPolicy {
     mailbox: MailboxRef,
     draft: PolicyDraft,
     onlyAddress: string | null,
+    known?: EffectivePolicy,
   ): Promise<PolicyVerdict> {
-    const { e, contacted } = await this.inputs(mailbox.id, actor.tokenId, draft.recipients);
+    // Rules already read (RCPT TO without a count of new recipients) need no contacts: nothing that
+    // depends on them (the day's count, approval) is decided for one recipient.
+    const { e, contacted } = known
+      ? { e: known, contacted: new Set<string>() }
+      : await this.inputs(mailbox.id, actor.tokenId, draft.recipients);
     const domain = splitAddress(mailbox.address).domain;
     const fail = (refusal: PolicyRefusal) =>
       this.refused(actor, mailbox, onlyAddress ? 1 : draft.recipients.length, refusal);

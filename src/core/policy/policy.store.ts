@@ -21,6 +21,32 @@ export async function writeDeclaredPolicy(trx: Sql, mailboxId: string, policy: M
   return rows.length > 0;
 }
 
+/** The stored layers of a decision: the mailbox's policy and the acting token's chain, root first. */
+export interface PolicyLayers {
+  mailbox: MailboxPolicy;
+  chain: { id: string; policy: TokenPolicy | null }[];
+}
+
+/** The columns `policyLayersSql` adds to a select. */
+export interface PolicyLayersRow {
+  policy: unknown;
+  chain: unknown;
+}
+
+/**
+ * Select-list columns `policy` and `chain`: the mailbox's policy and the token chain, so a step
+ * that reads anyway (SMTP MAIL FROM) can bring them in its own statement.
+ */
+export const policyLayersSql = (mailboxId: string, tokenId: string) => sql`
+      (select policy from mailbox where id = ${mailboxId}) as policy,
+      (select json_agg(json_build_object('id', c.id, 'policy', c.policy) order by c.depth desc)
+        from (${policyChainSql(tokenId)}) c) as chain`;
+
+export function policyLayersOf(row: PolicyLayersRow | undefined): PolicyLayers {
+  const chain = jsonValue(row?.chain) as PolicyLayers['chain'] | null;
+  return { mailbox: policyOf(jsonValue(row?.policy)), chain: chain ?? [] };
+}
+
 /** Messages the policy let out (never held, or approved): the loop guard counts only those replies. */
 const letOut = sql`(m.approval_status is null or m.approval_status = 'approved')`;
 
@@ -36,20 +62,18 @@ export class PolicyStore {
   /**
    * What a decision is made of, in one round trip: the mailbox's policy, the acting token's chain
    * (root first) and which of `addresses` the mailbox has corresponded with (contacts.store.ts;
-   * the others are new recipients). SMTP asks at RCPT TO and again at the end of DATA.
+   * the others are new recipients). SMTP asks at the end of DATA (and at RCPT TO when the rules
+   * count new recipients: see OutboundPolicy.rulesOf).
    */
   async policyInputs(
     mailboxId: string,
     tokenId: string,
     addresses: readonly string[],
-  ): Promise<{ mailbox: MailboxPolicy; chain: { id: string; policy: TokenPolicy | null }[]; contacted: Set<string> }> {
-    const row = await this.db.one(sql<{ policy: unknown; chain: unknown; contacted: string[] | null }>`select
-      (select policy from mailbox where id = ${mailboxId}) as policy,
-      (select json_agg(json_build_object('id', c.id, 'policy', c.policy) order by c.depth desc)
-        from (${policyChainSql(tokenId)}) c) as chain,
+  ): Promise<PolicyLayers & { contacted: Set<string> }> {
+    const row = await this.db.one(sql<PolicyLayersRow & { contacted: string[] | null }>`select
+      ${policyLayersSql(mailboxId, tokenId)},
       array(${contactedSql(mailboxId, addresses)}) as contacted`);
-    const chain = jsonValue(row?.chain) as { id: string; policy: TokenPolicy | null }[] | null;
-    return { mailbox: policyOf(jsonValue(row?.policy)), chain: chain ?? [], contacted: new Set(row?.contacted ?? []) };
+    return { ...policyLayersOf(row), contacted: new Set(row?.contacted ?? []) };
   }
 
   async setMailboxPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<void> {

@@ -19,7 +19,7 @@ import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
 import { areActiveIdentities, senderAtMailFrom, submissionMailbox } from './sender-identity.store.js';
 import { submittedDraft, stageAttachments } from './submitted-draft.js';
-import type { OutboundPolicy, SendActor } from '../../policy/outbound-policy.js';
+import type { OutboundPolicy, SendActor, TransactionRules } from '../../policy/outbound-policy.js';
 
 /** Who may submit on this SMTP session: the mailbox the AUTH username resolved to. */
 export interface Submitter {
@@ -55,6 +55,12 @@ export class SubmissionService {
    * channel holds, logs or serialises; the entry goes with the session's Submitter.
    */
   private readonly credentials = new WeakMap<Submitter, { token: string; clientAddress: string }>();
+
+  /**
+   * The policy of each session's transaction in progress, read with its MAIL FROM (one transaction
+   * at a time per session; the next MAIL FROM replaces it), for its RCPT TO commands.
+   */
+  private readonly transactionRules = new WeakMap<Submitter, TransactionRules>();
 
   /**
    * AUTH PLAIN/LOGIN: username = an active sender identity, password = a mailbox or domain token
@@ -123,11 +129,13 @@ export class SubmissionService {
     await this.recheck(submitter);
     const address = normalizeAddress(mailFrom);
     if (!isAddress(address)) throw new AppError('SENDER_NOT_IDENTITY');
-    // One statement for both: the identity, and (the sender's copy is stored here) a mailbox
-    // already at its quota, refused now (552 5.2.2).
-    const sender = await senderAtMailFrom(this.db, submitter.mailbox.id, address);
+    this.transactionRules.delete(submitter);
+    // One statement for all three: the identity, a mailbox already at its quota (the sender's copy
+    // is stored here), refused now (552 5.2.2), and the policy this transaction's RCPT TO judge by.
+    const sender = await senderAtMailFrom(this.db, submitter.mailbox.id, submitter.tokenId, address);
     if (!sender.identity) throw new AppError('SENDER_NOT_IDENTITY');
     if (sender.full) throw new AppError('QUOTA_EXCEEDED');
+    this.transactionRules.set(submitter, this.policy.rulesOf(sender.layers));
   }
 
   /**
@@ -143,8 +151,9 @@ export class SubmissionService {
 
   /**
    * RCPT TO under the outbound policy (docs/api.md, "Outbound policy"): the syntax and count
-   * checks above, then the one policy decision for this recipient given those already accepted;
-   * a refusal is `550 5.7.1` for this recipient only (RFC 5321 §4.1.1.3), the others stand.
+   * checks above, then the one policy decision for this recipient given those already accepted,
+   * by the rules read at this transaction's MAIL FROM; a refusal is `550 5.7.1` for this recipient
+   * only (RFC 5321 §4.1.1.3), the others stand. End of DATA decides again on rules read then.
    */
   async checkPolicyRecipient(submitter: Submitter | null, address: string, accepted: readonly string[]) {
     if (!submitter) throw new AppError('AUTH_REQUIRED');
@@ -154,6 +163,7 @@ export class SubmissionService {
       submitter.mailbox,
       normalized,
       accepted.map(normalizeAddress),
+      this.transactionRules.get(submitter),
     );
     return normalized;
   }
