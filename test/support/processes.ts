@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { memoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
 
 // Real processes for the multi-replica tests: `mailbox serve` children and a private
 // redis-server (restarting it disturbs nobody else's tests).
@@ -238,15 +239,33 @@ export interface ServiceProcess {
   kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
   /** Every line the process wrote to stdout/stderr, across restarts (LOG_LEVEL as given). */
   logs(): string[];
-  /** SIGTERM, then SIGKILL after 15 s; removes its data dir. */
+  /** SIGTERM, then SIGKILL after 15 s; removes its data dir (and its memory cgroup). */
   stop(): Promise<void>;
+  /** With `memoryLimitMb`: the group it runs in, or why it runs without one. */
+  cgroup?: MemoryCgroup | string;
 }
 
 /**
  * `mailbox serve --roles …` under tsx, on ports fixed at creation so a restart comes back where
  * clients expect it. The environment is the test's; logs are kept in memory for inspection.
  */
-export async function serviceProcess(env: Record<string, string>, roles: string): Promise<ServiceProcess> {
+/**
+ * `memory`: run under a memory cgroup of this many MB with the image's Node flags (Dockerfile
+ * ENTRYPOINT), as a pod of the Helm chart runs (support/memory-cgroup.ts); `cgroup` on the result
+ * says whether it could (root and a memory controller are needed).
+ */
+export interface ServiceOptions {
+  memoryLimitMb?: number;
+}
+
+/** The Node flags of the image's ENTRYPOINT (Dockerfile), for a process run as in the pod. */
+const IMAGE_NODE_FLAGS = ['--max-semi-space-size=16'];
+
+export async function serviceProcess(
+  env: Record<string, string>,
+  roles: string,
+  options: ServiceOptions = {},
+): Promise<ServiceProcess> {
   const ports = { http: await freePort(), submission: await freePort(), mx: await freePort() };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-svc-'));
   const lines: string[] = [];
@@ -266,7 +285,25 @@ export async function serviceProcess(env: Record<string, string>, roles: string)
     pid: () => child?.pid ?? null,
     running: () => child !== null && child.exitCode === null && child.signalCode === null,
     async start() {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--roles', roles], {
+      const node = [process.execPath, '--import', 'tsx', 'src/cli.ts', 'serve', '--roles', roles];
+      if (options.memoryLimitMb && !self.cgroup) {
+        const made = memoryCgroup(options.memoryLimitMb);
+        self.cgroup = 'unavailable' in made ? made.unavailable : made;
+      }
+      const limited = self.cgroup && typeof self.cgroup !== 'string' ? self.cgroup : null;
+      // The process joins the group before node starts: V8 sizes its heap at start.
+      const [command, ...args] = limited
+        ? [
+            '/bin/sh',
+            '-c',
+            'echo $$ > "$0" && exec "$@"',
+            limited.procsFile,
+            node[0]!,
+            ...IMAGE_NODE_FLAGS,
+            ...node.slice(1),
+          ]
+        : node;
+      child = spawn(command!, args, {
         cwd: ROOT,
         env: {
           ...process.env,
@@ -307,6 +344,7 @@ export async function serviceProcess(env: Record<string, string>, roles: string)
         if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       }
       rmSync(dataDir, { recursive: true, force: true });
+      if (self.cgroup && typeof self.cgroup !== 'string') self.cgroup.remove();
     },
   };
   return self;
