@@ -35,11 +35,12 @@ export function createMxServer(
       },
       onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
         const state = stateOf('mx', session);
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         state
-          .inTransaction(() => core.checkRecipient(address.address, state.recipients.size))
+          .inTransaction(() => core.checkRecipient(address.address, state.recipients.size, mailFrom))
           .then(
             (r) => {
-              state.recipients.set(r.address, r.mailboxId);
+              state.recipients.set(r.address, r);
               callback();
             },
             (err) => callback(smtpError(err, log, 'rcpt')),
@@ -54,7 +55,7 @@ export function createMxServer(
         const raw = intake(stream, session, limits, log);
         const envelope = {
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          recipients: [...state.recipients].map(([address, mailboxId]) => ({ address, mailboxId })),
+          recipients: [...state.recipients.values()],
           clientAddress: session.remoteAddress,
           helo: session.hostNameAppearsAs || '',
           tls: session.secure,
