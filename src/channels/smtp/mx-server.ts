@@ -35,12 +35,11 @@ export function createMxServer(
       },
       onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
         const state = stateOf('mx', session);
-        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         state
-          .inTransaction(() => core.checkRecipient(address.address, state.recipients.size, mailFrom))
+          .inTransaction(() => core.checkRecipient(address.address, state.recipients.size))
           .then(
             (r) => {
-              state.recipients.set(r.address, r);
+              state.recipients.set(r.address, r.mailboxId);
               callback();
             },
             (err) => callback(smtpError(err, log, 'rcpt')),
@@ -55,7 +54,7 @@ export function createMxServer(
         const raw = intake(stream, session, limits, log);
         const envelope = {
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          recipients: [...state.recipients.values()],
+          recipients: [...state.recipients].map(([address, mailboxId]) => ({ address, mailboxId })),
           clientAddress: session.remoteAddress,
           helo: session.hostNameAppearsAs || '',
           tls: session.secure,

@@ -2,7 +2,6 @@ import { context, trace, SpanKind, SpanStatusCode, type Span } from '@openteleme
 import type { SMTPServerSession } from 'smtp-server';
 import { tracer } from '../../telemetry/tracing.js';
 import { smtpMessages, smtpSessions } from '../../telemetry/metric-registry.js';
-import type { InboundRecipient } from '../../core/delivery/receiving/receiving.service.js';
 
 export type Listener = 'submission' | 'mx';
 
@@ -19,8 +18,8 @@ export class SessionState {
   holdsSlot = false;
   /** Ends the session at SMTP_SESSION_TIMEOUT; cleared on close. */
   deadline: NodeJS.Timeout | null = null;
-  /** MX: accepted recipients of the transaction in progress, by address, as the core returned them. */
-  recipients = new Map<string, InboundRecipient>();
+  /** MX: accepted recipients of the transaction in progress and the mailbox each reaches. */
+  recipients = new Map<string, string>();
 
   constructor(
     readonly listener: Listener,

@@ -2,7 +2,7 @@ import { Readable, pipeline } from 'node:stream';
 import { AppError } from '../../errors.js';
 import { assertRecipientCap } from '../recipient-cap.js';
 import { ID_PREFIX, newId } from '../../ids.js';
-import { isAddress, normalizeAddress, splitAddress } from '../../address.js';
+import { isAddress, normalizeAddress } from '../../address.js';
 import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
 import type { EventBus } from '../../../storage/event-bus.js';
@@ -22,17 +22,10 @@ import type { InboundStore } from './inbound.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import { routeRecipient } from '../recipient-routing.js';
 
-/** A recipient RCPT TO accepted: the address and the mailbox it reaches. */
-export interface InboundRecipient {
-  address: string;
-  mailboxId: string;
-}
-
 export interface InboundEnvelope {
   /** MAIL FROM; empty for the null sender of bounces (RFC 5321 §4.5.5). */
   mailFrom: string;
-  /** As `checkRecipient` returned them (what it learned with each is kept by that object). */
-  recipients: readonly InboundRecipient[];
+  recipients: readonly { address: string; mailboxId: string }[];
   clientAddress: string;
   helo: string;
   tls: boolean;
@@ -56,34 +49,21 @@ export class ReceivingService {
   ) {}
 
   /**
-   * Whether MAIL FROM's domain is hosted here, read with a RCPT TO of the transaction (one
-   * statement with the recipient's mailbox), for the hosted-sender check at the end of DATA. Kept
-   * by the recipient object the channel hands back, so a recipient built elsewhere only costs
-   * the query again.
-   */
-  private readonly senderDomainOf = new WeakMap<InboundRecipient, { domain: string; hosted: boolean }>();
-
-  /**
    * RCPT TO: the primary address or an active alias of an enabled mailbox (550 5.1.1 for an
    * unknown local part of a hosted domain); any other domain, address literals included, is
    * 550 5.7.1. Percent hacks and bang paths are plain local parts here, so they are unknown.
    */
-  async checkRecipient(address: string, alreadyAccepted: number, mailFrom = ''): Promise<InboundRecipient> {
+  async checkRecipient(address: string, alreadyAccepted: number): Promise<{ address: string; mailboxId: string }> {
     assertRecipientCap(alreadyAccepted + 1, this.options.maxRecipients, 'RCPT TO');
     const normalized = normalizeAddress(address);
     if (/@\[.*\]$/.test(normalized)) throw new AppError('RELAY_DENIED');
     if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
-    const sender = normalizeAddress(mailFrom);
-    const senderDomain = isAddress(sender) ? splitAddress(sender).domain : undefined;
-    const route = await routeRecipient(this.db, normalized, senderDomain);
+    const route = await routeRecipient(this.db, normalized);
     if (route.kind === 'local') {
       // A mailbox already at its storage quota is refused here (552 5.2.2, for this recipient
       // only); the commit charges the message and refuses it if the last bytes went meanwhile.
       if (route.full) throw new AppError('QUOTA_EXCEEDED');
-      const recipient = { address: normalized, mailboxId: route.mailboxId };
-      if (senderDomain !== undefined && route.senderDomainHosted !== null)
-        this.senderDomainOf.set(recipient, { domain: senderDomain, hosted: route.senderDomainHosted });
-      return recipient;
+      return { address: normalized, mailboxId: route.mailboxId };
     }
     throw new AppError(route.kind === 'unknown-local' ? 'MAILBOX_UNKNOWN' : 'RELAY_DENIED');
   }
@@ -132,7 +112,7 @@ export class ReceivingService {
       if (parsed.status === 'rejected') throw parsed.reason;
       const m = parsed.value;
       const authResults = verdict.status === 'fulfilled' ? verdict.value : null;
-      await this.requireHostedSignature(m.headerLines, authResults, envelope);
+      await this.requireHostedSignature(m.headerLines, authResults);
       const trace = Buffer.from(
         ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
       );
@@ -206,22 +186,14 @@ export class ReceivingService {
   /**
    * A From in a domain hosted here is only believed with a passing DKIM signature of that very
    * domain (the lookup answers our key for it, see hosted-dkim.ts); every From field and address
-   * is checked, so a second From cannot slip a hosted author past a foreign first one. The
-   * envelope sender's domain was read with RCPT TO (usually the From's): only other domains are
-   * read now.
+   * is checked, so a second From cannot slip a hosted author past a foreign first one.
    */
   private async requireHostedSignature(
     headerLines: readonly { key: string; line: string }[],
     verdict: AuthVerdict | null,
-    envelope: InboundEnvelope,
   ): Promise<void> {
-    const domains = [...new Set(allFromAddresses(headerLines).map((a) => splitAddress(a).domain))];
-    const known = envelope.recipients.map((r) => this.senderDomainOf.get(r)).find((k) => k !== undefined);
-    const others = domains.filter((d) => d !== known?.domain);
-    const hosted = [
-      ...(known?.hosted && domains.includes(known.domain) ? [known.domain] : []),
-      ...(others.length ? await hostedDomains(this.db, others) : []),
-    ];
+    const domains = [...new Set(allFromAddresses(headerLines).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
+    const hosted = await hostedDomains(this.db, domains);
     const signed = new Set(
       (verdict?.dkim ?? []).filter((d) => d.result === 'pass' && d.domain).map((d) => d.domain!.toLowerCase()),
     );
