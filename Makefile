@@ -45,7 +45,7 @@ e2e: install
 
 ## make reliability: the reliability and security proof at full size (kill -9 during 10 000
 ## submissions, PostgreSQL stopped, outbound faults, fuzzing...); prints a pass/fail table of figures.
-reliability: install services
+reliability: install services build
 	RELIABILITY=full vitest run --project reliability
 
 ## make soak: 30 minutes of mixed HTTP, SMTP and real-time load on PostgreSQL and Redis (not in CI);

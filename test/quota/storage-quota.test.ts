@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
@@ -51,6 +52,38 @@ const setQuota = async (box: Box, bytes: number | null) => {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.data;
 };
+/**
+ * POST /api/messages/attachments declaring a `fileBytes` form, of which only the headers and the
+ * first part's opening are sent: what the server answers without the rest (or "no answer").
+ */
+function headersOnlyUpload(token: string, fileBytes: number): Promise<string> {
+  const { hostname, port } = new URL(server.url);
+  const boundary = 'early-refusal';
+  const opening = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const length = opening.length + fileBytes + `\r\n--${boundary}--\r\n`.length;
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(
+        `POST /api/messages/attachments HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${length}\r\n\r\n${opening}`,
+      ),
+    );
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(answer || 'no answer');
+    }, 5_000);
+    socket.on('data', (d: Buffer) => {
+      answer += d.toString('latin1');
+      if (answer.includes('\r\n\r\n') && /\}\s*$/.test(answer)) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+  });
+}
 const mx = (to: string, subject: string, body = 'Hello over the wire.') =>
   deliverToMx(
     mxPort(server),
@@ -293,6 +326,18 @@ describe('storage quota', () => {
     const overQuota = await upload(600);
     expect(overQuota.status).toBe(413);
     expect(overQuota.body.errorCode).toBe('QUOTA_EXCEEDED');
+    // Refused before the body is read (a mailbox token names its mailbox up front): only the
+    // headers and the file part's opening are ever sent here, and the answer still comes. A
+    // declared size past the pending-bytes cap, then a mailbox at its quota.
+    expect(await headersOnlyUpload(box.token, 1_000_000)).toMatch(/^HTTP\/1\.1 429 [^]*UPLOADS_PENDING_LIMIT/);
+    const room = (await used(box.mailboxId)) + 500;
+    await setQuota(box, await used(box.mailboxId));
+    expect(await headersOnlyUpload(box.token, 10)).toMatch(/^HTTP\/1\.1 413 [^]*QUOTA_EXCEEDED/);
+    await setQuota(box, room);
+    // The declared size counts against the room left (the HTTP form's share of it is allowed for).
+    const attachments = server.runtime.services.attachments;
+    await expect(attachments.precheck(box.mailboxId, 501)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    await expect(attachments.precheck(box.mailboxId, 500)).resolves.toBeUndefined();
     expect((await upload(400)).status).toBe(201);
     // MCP upload_attachment: the same refusals, before anything is stored.
     const client = await mcpClient(server, box.token);

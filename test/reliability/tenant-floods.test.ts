@@ -23,13 +23,14 @@ const SUITE = 'tenant floods';
 const MiB = 1024 * 1024;
 /** The victim's list p99 while a flood runs (the issue measured 7 s for long-polls, seconds for replays). */
 const API_P99_BOUND_MS = 2_000;
-/** What one flood may add to the process's RSS (an idle api,smtp,realtime process under tsx holds ~300 MB). */
+/** What one flood may add to the process's RSS (an idle api,smtp,realtime process: ~210 MB under tsx, less built). */
 const RSS_GROWTH_BOUND_MB = 256;
 /**
- * The process runs as a pod of the chart does: under the memory limit of the api and realtime
- * Deployments (charts/mailbox-service/values.yaml; smtp's is 768Mi), with the image's Node flags,
- * so V8 sizes its heap from the limit as it does there (support/memory-cgroup.ts). Unlimited on a
- * 24 GiB machine, a replay flood's garbage grew RSS by 390 MB before V8 collected it.
+ * The process runs as a pod of the chart does (support/as-pod.ts): the image's ENTRYPOINT (the
+ * compiled build when it is fresh) under the memory limit of the api and realtime Deployments
+ * (charts/mailbox-service/values.yaml; smtp's is 768Mi), so V8 sizes its heap from the limit as it
+ * does there. Unlimited on a 24 GiB machine, a replay flood's garbage grew RSS by 390 MB before V8
+ * collected it.
  */
 const POD_MEMORY_LIMIT_MB = 512;
 const QUOTA = 24 * MiB;
@@ -73,7 +74,7 @@ beforeAll(async () => {
   };
   attackerDomain = await seedDomain(env);
   const victimDomain = await seedDomain(env);
-  proc = await serviceProcess(env, 'api,smtp,realtime', { memoryLimitMb: POD_MEMORY_LIMIT_MB });
+  proc = await serviceProcess(env, 'api,smtp,realtime', { asPod: { memoryLimitMb: POD_MEMORY_LIMIT_MB } });
   await proc.start();
   attacker = await createMailbox(attackerDomain, 'flood');
   victim = await createMailbox(victimDomain, 'victim');
@@ -172,17 +173,20 @@ function recordVictim(flood: string, v: Awaited<ReturnType<ReturnType<typeof vic
 }
 
 function recordRss(flood: string, baselineMb: number, peakMb: number) {
-  const group = proc.cgroup;
-  const limited = group && typeof group !== 'string' ? group : null;
+  const pod = proc.pod!;
+  const group = typeof pod.cgroup === 'string' ? null : pod.cgroup;
+  const how = group
+    ? `${pod.runtime} under a ${group.limitMb} MiB memory cgroup`
+    : `${pod.runtime}, NO memory limit (${pod.cgroup})`;
   recordFigure({
     suite: SUITE,
-    name: `${flood}: peak RSS (before), ${limited ? `under a ${limited.limitMb} MiB memory cgroup` : `NO memory limit (${group ?? 'none asked'})`}`,
+    name: `${flood}: peak RSS (before), ${how}`,
     value: `${peakMb} MB (${baselineMb} MB)`,
     target: `growth ≤ ${RSS_GROWTH_BOUND_MB} MB`,
     pass: peakMb - baselineMb <= RSS_GROWTH_BOUND_MB,
   });
   // Under the limit, the pod's failure is the kernel killing it: none, and the process still serves.
-  zeroFigure(SUITE, `${flood}: service OOM-killed or gone`, (limited?.oomKills() ?? 0) + (proc.running() ? 0 : 1));
+  zeroFigure(SUITE, `${flood}: service OOM-killed or gone`, (group?.oomKills() ?? 0) + (proc.running() ? 0 : 1));
 }
 
 describe('tenant floods', () => {

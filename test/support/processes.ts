@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { memoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
+import { asPod, type Pod } from './as-pod.js';
 
 // Real processes for the multi-replica tests: `mailbox serve` children and a private
 // redis-server (restarting it disturbs nobody else's tests).
@@ -241,8 +241,8 @@ export interface ServiceProcess {
   logs(): string[];
   /** SIGTERM, then SIGKILL after 15 s; removes its data dir (and its memory cgroup). */
   stop(): Promise<void>;
-  /** With `memoryLimitMb`: the group it runs in, or why it runs without one. */
-  cgroup?: MemoryCgroup | string;
+  /** With `asPod`: what runs, and the memory group it runs in or why there is none. */
+  pod?: Pod;
 }
 
 /**
@@ -250,16 +250,12 @@ export interface ServiceProcess {
  * clients expect it. The environment is the test's; logs are kept in memory for inspection.
  */
 /**
- * `memory`: run under a memory cgroup of this many MB with the image's Node flags (Dockerfile
- * ENTRYPOINT), as a pod of the Helm chart runs (support/memory-cgroup.ts); `cgroup` on the result
- * says whether it could (root and a memory controller are needed).
+ * `asPod`: start it as a pod of the chart does, under that memory limit (support/as-pod.ts);
+ * `pod` on the result says what ran and in which group.
  */
 export interface ServiceOptions {
-  memoryLimitMb?: number;
+  asPod?: { memoryLimitMb: number };
 }
-
-/** The Node flags of the image's ENTRYPOINT (Dockerfile), for a process run as in the pod. */
-const IMAGE_NODE_FLAGS = ['--max-semi-space-size=16'];
 
 export async function serviceProcess(
   env: Record<string, string>,
@@ -285,24 +281,16 @@ export async function serviceProcess(
     pid: () => child?.pid ?? null,
     running: () => child !== null && child.exitCode === null && child.signalCode === null,
     async start() {
-      const node = [process.execPath, '--import', 'tsx', 'src/cli.ts', 'serve', '--roles', roles];
-      if (options.memoryLimitMb && !self.cgroup) {
-        const made = memoryCgroup(options.memoryLimitMb);
-        self.cgroup = 'unavailable' in made ? made.unavailable : made;
-      }
-      const limited = self.cgroup && typeof self.cgroup !== 'string' ? self.cgroup : null;
-      // The process joins the group before node starts: V8 sizes its heap at start.
-      const [command, ...args] = limited
-        ? [
-            '/bin/sh',
-            '-c',
-            'echo $$ > "$0" && exec "$@"',
-            limited.procsFile,
-            node[0]!,
-            ...IMAGE_NODE_FLAGS,
-            ...node.slice(1),
-          ]
-        : node;
+      if (options.asPod && !self.pod) self.pod = asPod(ROOT, roles, options.asPod.memoryLimitMb);
+      const [command, ...args] = self.pod?.argv ?? [
+        process.execPath,
+        '--import',
+        'tsx',
+        'src/cli.ts',
+        'serve',
+        '--roles',
+        roles,
+      ];
       child = spawn(command!, args, {
         cwd: ROOT,
         env: {
@@ -344,7 +332,7 @@ export async function serviceProcess(
         if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       }
       rmSync(dataDir, { recursive: true, force: true });
-      if (self.cgroup && typeof self.cgroup !== 'string') self.cgroup.remove();
+      if (self.pod && typeof self.pod.cgroup !== 'string') self.pod.cgroup.remove();
     },
   };
   return self;

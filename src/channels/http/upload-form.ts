@@ -10,6 +10,15 @@ const FORM_OVERHEAD_BYTES = 64 * 1024;
 // formidable error codes (formidable/src/FormidableError.js) that mean "too large", not "malformed".
 const TOO_LARGE_CODES = new Set([1006, 1009, 1016]);
 
+/**
+ * The fewest file bytes a form of this declared Content-Length can carry: what is left after the
+ * most its other parts may take (fields up to FORM_OVERHEAD_BYTES, part headers, boundaries).
+ */
+export function declaredFileBytes(ctx: ParameterizedContext): number {
+  const declared = Number(ctx.get('content-length'));
+  return Number.isFinite(declared) ? Math.max(0, declared - 2 * FORM_OVERHEAD_BYTES) : 0;
+}
+
 export interface UploadForm {
   mailboxAddress: string | undefined;
   staged: StagedUpload;

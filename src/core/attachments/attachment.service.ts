@@ -143,16 +143,23 @@ export class AttachmentService {
   }
 
   /**
-   * The same bounds before a byte is read, when the mailbox is known up front (a mailbox token,
-   * MCP): a mailbox already at a cap is refused at once instead of after streaming the upload.
-   * `admit` stays the authority (this one takes no lock).
+   * The same bounds before a byte is read, when the mailbox is known up front (a mailbox token on
+   * HTTP, MCP): a mailbox already at a cap, or an upload of at least `atLeastBytes` (what the
+   * request declares, less what its form may wrap around the file) that cannot fit, is refused at
+   * once instead of after streaming the upload. `admit` stays the authority (this one takes no lock).
    */
-  async precheck(mailboxId: string): Promise<void> {
+  async precheck(mailboxId: string, atLeastBytes = 0): Promise<void> {
     const usage = await storageUsage(this.db.db, mailboxId);
     if (!usage) return;
-    if (usage.pendingUploads >= this.options.maxPending || usage.pendingUploadBytes >= this.options.maxPendingBytes)
+    const pendingBytes = usage.pendingUploadBytes + atLeastBytes;
+    if (
+      usage.pendingUploads >= this.options.maxPending ||
+      usage.pendingUploadBytes >= this.options.maxPendingBytes ||
+      pendingBytes > this.options.maxPendingBytes
+    )
       throw new AppError('UPLOADS_PENDING_LIMIT');
-    if (usage.quotaBytes !== null && usage.usedBytes + usage.pendingUploadBytes >= usage.quotaBytes)
+    const stored = usage.usedBytes + usage.pendingUploadBytes;
+    if (usage.quotaBytes !== null && (stored >= usage.quotaBytes || stored + atLeastBytes > usage.quotaBytes))
       throw new AppError('QUOTA_EXCEEDED');
   }
 

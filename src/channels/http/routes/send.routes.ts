@@ -1,5 +1,5 @@
 import { route } from '../route.js';
-import { readUploadForm } from '../upload-form.js';
+import { declaredFileBytes, readUploadForm } from '../upload-form.js';
 import {
   replyInputSchema,
   replyParamsSchema,
@@ -59,6 +59,10 @@ export const sendRoutes = [
     status: 201,
     handler: async ({ principal, services, ctx }) => {
       services.attachments.authorize(principal);
+      // A mailbox token names its mailbox before the body: a mailbox at a cap, or a declared size
+      // that cannot fit, is refused before a byte is read or a slot is waited for.
+      if (principal.mailboxId !== null)
+        await services.attachments.precheck(principal.mailboxId, declaredFileBytes(ctx));
       return services.attachments.withUploadSlot(async () => {
         const form = await readUploadForm(ctx, services.attachments);
         return services.attachments.commit(principal, form.mailboxAddress, form.staged);
