@@ -119,7 +119,16 @@ function receiver(secret: () => string) {
           resolve();
         }),
       ),
-    down: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /**
+     * Stops listening and drops every open connection too: `close()` alone keeps serving the
+     * worker's keep-alive connections until they idle out (a CI run's "outage" lasted 21 s and
+     * made no delivery fail).
+     */
+    down: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
     close: async () => {
       server.closeAllConnections();
       if (server.listening) await new Promise<void>((r) => server.close(() => r()));
