@@ -23,22 +23,19 @@ function entrypoint(root: string): string[] {
   return (JSON.parse(line) as string[]).map((a) => a.replace(/^\/app\//, `${root}/`));
 }
 
-const newest = (dir: string, ext: RegExp): number =>
+/** Modification times of the files under `dir` whose names match `ext`. */
+const mtimes = (dir: string, ext: RegExp): number[] =>
   readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && ext.test(e.name))
-    .reduce((t, e) => Math.max(t, statSync(path.join(e.parentPath, e.name)).mtimeMs), 0);
-
-const oldest = (dir: string, ext: RegExp): number =>
-  readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && ext.test(e.name))
-    .reduce((t, e) => Math.min(t, statSync(path.join(e.parentPath, e.name)).mtimeMs), Infinity);
+    .map((e) => statSync(path.join(e.parentPath, e.name)).mtimeMs);
 
 /** dist/src was built after the last change under src/ (tsc writes every output on each build). */
 function buildIsFresh(root: string): boolean {
   try {
-    return oldest(path.join(root, 'dist/src'), /\.js$/) >= newest(path.join(root, 'src'), /\.ts$/);
+    const built = mtimes(path.join(root, 'dist/src'), /\.js$/);
+    return built.length > 0 && Math.min(...built) >= Math.max(...mtimes(path.join(root, 'src'), /\.ts$/));
   } catch {
-    return false;
+    return false; // no dist/ yet
   }
 }
 
