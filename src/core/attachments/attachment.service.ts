@@ -77,6 +77,15 @@ export class AttachmentService {
     requireScope(principal, 'AttachmentWrite');
   }
 
+  /**
+   * Before a byte of an upload whose mailbox may come with the body (HTTP form): the scope, and,
+   * when the token names its mailbox, the bounds for an upload of at least `atLeastBytes`.
+   */
+  async beforeUpload(principal: Principal, atLeastBytes: number): Promise<void> {
+    this.authorize(principal);
+    if (principal.mailboxId !== null) await this.precheck(principal.mailboxId, atLeastBytes);
+  }
+
   /** Streams one file into the blob store; PAYLOAD_TOO_LARGE past maxBytes (nothing is kept). */
   async stage(file: UploadFile): Promise<StagedUpload> {
     const id = newId(ID_PREFIX.attachment, this.clock.now().getTime());

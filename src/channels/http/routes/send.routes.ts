@@ -58,11 +58,8 @@ export const sendRoutes = [
     response: attachmentUploadedSchema,
     status: 201,
     handler: async ({ principal, services, ctx }) => {
-      services.attachments.authorize(principal);
-      // A mailbox token names its mailbox before the body: a mailbox at a cap, or a declared size
-      // that cannot fit, is refused before a byte is read or a slot is waited for.
-      if (principal.mailboxId !== null)
-        await services.attachments.precheck(principal.mailboxId, declaredFileBytes(ctx));
+      // Refused before a byte is read or a slot is waited for (a mailbox at a cap, a declared size that cannot fit).
+      await services.attachments.beforeUpload(principal, declaredFileBytes(ctx));
       return services.attachments.withUploadSlot(async () => {
         const form = await readUploadForm(ctx, services.attachments);
         return services.attachments.commit(principal, form.mailboxAddress, form.staged);
