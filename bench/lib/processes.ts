@@ -26,7 +26,11 @@ export async function startProcess(
   readyUrl: string,
   opts: StartOptions = {},
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, {
+  // BENCH_CPU_PROF_DIR=dir: every child writes a V8 CPU profile there when it exits (SIGTERM).
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', opts.onStdout ? 'pipe' : 'ignore', 'inherit'],
   });
