@@ -102,7 +102,7 @@ class CappedParser extends Base {
  * store as it is decoded, so memory stays bounded by the text parts (which the message size caps).
  * The source is always read to its end, even after a failure, so a channel feeding it never stalls.
  */
-export async function parseMime(source: Readable | Buffer, blobs: BlobStore): Promise<ParsedMessage> {
+export async function parseMime(source: Readable, blobs: BlobStore): Promise<ParsedMessage> {
   const parser = new CappedParser(
     {
       skipHtmlToText: true,
@@ -127,13 +127,11 @@ export async function parseMime(source: Readable | Buffer, blobs: BlobStore): Pr
       const fail = (err: unknown) => {
         if (failed) return;
         failed = true;
-        if (!Buffer.isBuffer(source)) {
-          source.unpipe(parser);
-          source.resume(); // keep draining: the sender is still talking
-        }
+        source.unpipe(parser);
+        source.resume(); // keep draining: the sender is still talking
         reject(err);
       };
-      if (!Buffer.isBuffer(source)) source.on('error', fail);
+      source.on('error', fail);
       parser.on('error', fail);
       parser.on('headers', (h: Map<string, HeaderValue>) => {
         headers = h;
@@ -149,8 +147,7 @@ export async function parseMime(source: Readable | Buffer, blobs: BlobStore): Pr
         else pending.push(storeAttachment(blobs, data, attachments).catch(fail));
       });
       parser.once('end', () => resolve());
-      if (Buffer.isBuffer(source)) parser.end(source);
-      else source.pipe(parser);
+      source.pipe(parser);
     });
     await Promise.all(pending);
   } catch (err) {
