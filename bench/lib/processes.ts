@@ -26,7 +26,8 @@ export async function startProcess(
   readyUrl: string,
   opts: StartOptions = {},
 ): Promise<ChildProcess> {
-  // BENCH_CPU_PROF_DIR=dir: every child writes a V8 CPU profile there when it exits (SIGTERM).
+  // BENCH_CPU_PROF_DIR=dir: each process started here (service roles, bare stacks; not the sinks or
+  // Postfix) writes a V8 CPU profile there when stopped with SIGTERM (stopProcess below).
   const profile = process.env.BENCH_CPU_PROF_DIR
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
     : [];
