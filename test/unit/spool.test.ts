@@ -1,6 +1,6 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { spool } from '../../src/core/mail/spool.js';
+import { heldIfSmall, spool } from '../../src/core/mail/spool.js';
 
 // spool (src/core/mail/spool.ts): a message within the limit is held in memory (written inside the
 // transaction later); past it, every byte goes to the streaming store in order, none held whole.
@@ -39,5 +39,36 @@ describe('spool', () => {
     ).rejects.toThrow('too large');
     await new Promise((r) => setImmediate(r));
     expect(source.destroyed).toBe(true);
+  });
+});
+
+describe('heldIfSmall', () => {
+  it('gives the whole message as one buffer when it ends within the limit', async () => {
+    const held = await heldIfSmall(pieces([10, 20, 30]), 60);
+    expect(Buffer.isBuffer(held)).toBe(true);
+    expect(held).toEqual(Buffer.concat([Buffer.alloc(10, 97), Buffer.alloc(20, 98), Buffer.alloc(30, 99)]));
+  });
+
+  it('past the limit, a stream of every byte in order, none lost at the switch', async () => {
+    const result = await heldIfSmall(pieces([10, 20, 30, 40]), 25);
+    expect(Buffer.isBuffer(result)).toBe(false);
+    expect(await drain(result as Readable)).toEqual(
+      Buffer.concat([Buffer.alloc(10, 97), Buffer.alloc(20, 98), Buffer.alloc(30, 99), Buffer.alloc(40, 100)]),
+    );
+  });
+
+  it('a source error before the decision rejects; after it, fails the stream', async () => {
+    const early = new PassThrough();
+    const pending = heldIfSmall(early, 100);
+    early.write(Buffer.alloc(10));
+    early.destroy(new Error('bare LF'));
+    await expect(pending).rejects.toThrow('bare LF');
+
+    const late = new PassThrough();
+    const switched = heldIfSmall(late, 5);
+    late.write(Buffer.alloc(10));
+    const rest = (await switched) as Readable;
+    late.destroy(new Error('too large'));
+    await expect(drain(rest)).rejects.toThrow('too large');
   });
 });

@@ -22,7 +22,11 @@ export interface Connection {
  * configured resolver. A verification that cannot complete (DNS down) is a `temperror` result,
  * never a refused message: the verdicts are information for the mailbox owner.
  */
-export async function verifyAuthentication(raw: Readable, c: Connection, resolver: DnsLookup): Promise<AuthVerdict> {
+export async function verifyAuthentication(
+  raw: Readable | Buffer,
+  c: Connection,
+  resolver: DnsLookup,
+): Promise<AuthVerdict> {
   // Imported with the first inbound message, as dkim-sign.ts does: only the smtp role verifies.
   const { authenticate } = await import('mailauth');
   try {
@@ -53,7 +57,7 @@ export async function verifyAuthentication(raw: Readable, c: Connection, resolve
       headers: r.headers,
     };
   } catch (err) {
-    raw.resume();
+    if (!Buffer.isBuffer(raw)) raw.resume();
     return {
       spf: { result: 'temperror', domain: null },
       dkim: [],
@@ -73,7 +77,12 @@ const DKIM_SIGNATURE = /(?:^|\n)dkim-signature[ \t]*:/i;
  * and the rest of `raw` is left unread (its tee branch is dropped). That spares a pass over every
  * byte of large unsigned mail. A signed message is read whole.
  */
-async function bodyOnlyIfSigned(raw: Readable): Promise<Readable | Buffer> {
+async function bodyOnlyIfSigned(raw: Readable | Buffer): Promise<Readable | Buffer> {
+  if (Buffer.isBuffer(raw)) {
+    const end = raw.indexOf('\r\n\r\n');
+    const signed = end === -1 || DKIM_SIGNATURE.test(raw.subarray(0, end).toString('latin1'));
+    return signed ? raw : raw.subarray(0, end + 4);
+  }
   const chunks = raw[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const head: Buffer[] = [];
   let bytes = 0;

@@ -102,7 +102,7 @@ class CappedParser extends Base {
  * store as it is decoded, so memory stays bounded by the text parts (which the message size caps).
  * The source is always read to its end, even after a failure, so a channel feeding it never stalls.
  */
-export async function parseMime(source: Readable, blobs: BlobStore): Promise<ParsedMessage> {
+export async function parseMime(source: Readable | Buffer, blobs: BlobStore): Promise<ParsedMessage> {
   const parser = new CappedParser(
     {
       skipHtmlToText: true,
@@ -127,11 +127,13 @@ export async function parseMime(source: Readable, blobs: BlobStore): Promise<Par
       const fail = (err: unknown) => {
         if (failed) return;
         failed = true;
-        source.unpipe(parser);
-        source.resume(); // keep draining: the sender is still talking
+        if (!Buffer.isBuffer(source)) {
+          source.unpipe(parser);
+          source.resume(); // keep draining: the sender is still talking
+        }
         reject(err);
       };
-      source.on('error', fail);
+      if (!Buffer.isBuffer(source)) source.on('error', fail);
       parser.on('error', fail);
       parser.on('headers', (h: Map<string, HeaderValue>) => {
         headers = h;
@@ -147,7 +149,8 @@ export async function parseMime(source: Readable, blobs: BlobStore): Promise<Par
         else pending.push(storeAttachment(blobs, data, attachments).catch(fail));
       });
       parser.once('end', () => resolve());
-      source.pipe(parser);
+      if (Buffer.isBuffer(source)) parser.end(source);
+      else source.pipe(parser);
     });
     await Promise.all(pending);
   } catch (err) {

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 
 /** A message held in memory (small), or what storing it as a stream returned (large). */
 export type Spooled<T> = { held: Buffer } | { stored: T };
@@ -10,10 +10,11 @@ export type Spooled<T> = { held: Buffer } | { stored: T };
  * `storeLarge` (the streaming blob put): a large message is never held whole.
  */
 export async function spool<T>(
-  source: Readable,
+  source: Readable | Buffer,
   limit: number,
   storeLarge: (stream: Readable) => Promise<T>,
 ): Promise<Spooled<T>> {
+  if (Buffer.isBuffer(source)) return { held: source }; // read whole already (heldIfSmall)
   const parts: Buffer[] = [];
   let size = 0;
   const it = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -38,4 +39,45 @@ export async function spool<T>(
     source.destroy(); // also when the store gave up before reading: a tee must not wait for this branch
     throw err;
   }
+}
+
+/**
+ * The whole message when `source` ends within `limit` bytes, else a stream of the bytes read so
+ * far and the rest, at the source's pace. Most mail is small: held whole, it is parsed, verified
+ * and stored from one buffer, without the per-chunk stream plumbing a tee and its branches cost
+ * (bench/smtp, README). A source error before the decision rejects; after it, fails the stream.
+ */
+export function heldIfSmall(source: Readable, limit: number): Promise<Buffer | Readable> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size <= limit) return;
+      source.pause();
+      detach();
+      const rest = new PassThrough();
+      for (const part of parts.splice(0)) rest.write(part);
+      source.once('error', (err) => rest.destroy(err));
+      source.pipe(rest);
+      resolve(rest);
+    };
+    const onEnd = () => {
+      detach();
+      resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+    };
+    const onError = (err: Error) => {
+      detach();
+      reject(err);
+    };
+    const detach = () => {
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+    };
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.once('error', onError);
+  });
 }

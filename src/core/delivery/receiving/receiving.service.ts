@@ -13,11 +13,11 @@ import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-st
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { parseMime } from '../../mail/mime-parse.js';
 import { verifyAuthentication, type AuthVerdict } from '../../mail/auth-verdict.js';
-import { OurAuthResultsFilter } from '../../mail/auth-results-filter.js';
+import { OurAuthResultsFilter, withoutOurAuthResults } from '../../mail/auth-results-filter.js';
 import { allFromAddresses } from '../../mail/author-fields.js';
 import { hostedDomains } from './hosted-dkim.js';
 import { tee } from '../../mail/tee.js';
-import { spool } from '../../mail/spool.js';
+import { heldIfSmall, spool } from '../../mail/spool.js';
 import type { InboundStore } from './inbound.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import { routeRecipient } from '../recipient-routing.js';
@@ -85,11 +85,16 @@ export class ReceivingService {
     const receivedAt = this.clock.now();
     const rawKey = `raw/${newId(ID_PREFIX.message, receivedAt.getTime())}`;
     const arrivingKey = `${rawKey}-arriving`;
-    const [toStore, toParse, toVerify] = tee(raw, 3);
+    // Small mail is read whole first: one buffer for the store, the parser and the verifier, no
+    // tee (nothing is stored yet if the channel's guard refuses it meanwhile).
+    const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
+    const [toStore, toParse, toVerify] = Buffer.isBuffer(source) ? [source, source, source] : tee(source, 3);
     const [stored, parsed, verdict] = await Promise.allSettled([
-      spool(throughFilter(toStore!, new OurAuthResultsFilter(this.options.hostname)), SMALL_BLOB_BYTES, (large) =>
-        this.blobs.put(arrivingKey, large),
-      ),
+      Buffer.isBuffer(toStore)
+        ? { held: withoutOurAuthResults(toStore, this.options.hostname) }
+        : spool(throughFilter(toStore!, new OurAuthResultsFilter(this.options.hostname)), SMALL_BLOB_BYTES, (large) =>
+            this.blobs.put(arrivingKey, large),
+          ),
       parseMime(toParse!, this.blobs),
       verifyAuthentication(
         toVerify!,

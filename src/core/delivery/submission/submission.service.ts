@@ -13,7 +13,7 @@ import { isStorageUnavailable } from '../../../storage/errors.js';
 import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
 import { parseMime } from '../../mail/mime-parse.js';
 import { tee } from '../../mail/tee.js';
-import { spool } from '../../mail/spool.js';
+import { heldIfSmall, spool } from '../../mail/spool.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
@@ -178,7 +178,10 @@ export class SubmissionService {
    */
   async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SendAccepted> {
     const rawKey = `raw/${newId(ID_PREFIX.message)}`;
-    const [toStore, toParse] = tee(raw, 2);
+    // Small mail is read whole first: one buffer for the store and the parser, no tee (nothing
+    // is stored yet if the channel's guard refuses it meanwhile).
+    const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
+    const [toStore, toParse] = Buffer.isBuffer(source) ? [source, source] : tee(source, 2);
     const [stored, parsed] = await Promise.allSettled([
       spool(toStore!, SMALL_BLOB_BYTES, (large) => this.blobs.put(rawKey, large)),
       parseMime(toParse!, this.blobs),
