@@ -114,7 +114,7 @@ async function afterWriting(
   wire.write(bytes);
   // The first reply may take a while on a loaded machine (the server reads past the limit through
   // its store and parser first: ~0.5 s for 1 MiB on 25 with the CPU busy); then read until quiet.
-  for (const start = Date.now(); !/^\d{3} /m.test(text) && !socket.destroyed && Date.now() - start < 15_000; )
+  for (const start = Date.now(); !/^\d{3} /m.test(text) && !socket.destroyed && Date.now() - start < 15_000;)
     await new Promise((r) => setTimeout(r, 20));
   let last = text.length;
   for (;;) {
