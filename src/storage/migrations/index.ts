@@ -12,6 +12,7 @@ import { Migration20270126000000SearchByMailbox } from './20270126000000-search-
 import { Migration20270201000000SearchDeferred } from './20270201000000-search-deferred.js';
 import { Migration20270205000000ReplyTextDeferred } from './20270205000000-reply-text-deferred.js';
 import { Migration20270210000000MailboxContacts } from './20270210000000-mailbox-contacts.js';
+import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-compression.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   { name: 'Migration20270201000000SearchDeferred', class: Migration20270201000000SearchDeferred },
   { name: 'Migration20270205000000ReplyTextDeferred', class: Migration20270205000000ReplyTextDeferred },
   { name: 'Migration20270210000000MailboxContacts', class: Migration20270210000000MailboxContacts },
+  { name: 'Migration20270215000000Lz4Compression', class: Migration20270215000000Lz4Compression },
 ];
