@@ -7,34 +7,7 @@ import { ALNUM, withoutAddresses } from '../../src/core/extraction/one-time-code
 const PLAIN_ALNUM = /(?<![\p{L}\p{N}@#/._-])([A-Z0-9]+(?:-[A-Z0-9]{2,})?)(?![\p{L}\p{N}/_@-])/gu;
 const PLAIN_ADDRESSES = /(?<!\S)\S+@\S+\.\S+/g;
 
-const pieces = [
-  'A',
-  'Z',
-  'K',
-  'a',
-  'x',
-  '0',
-  '7',
-  '9',
-  '-',
-  '@',
-  '.',
-  '#',
-  '/',
-  '_',
-  ' ',
-  '\n',
-  '\t',
-  'é',
-  'Ж',
-  '١',
-  '€',
-  '+',
-  '\u00a0',
-  '\u3000',
-  'com',
-  '😀',
-];
+const pieces = [...'AZKax079-@.#/_ \n\téЖ١€+\u00a0\u3000😀', 'com'];
 const text = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((p) => p.join(''));
 const matches = (re: RegExp, s: string) => [...s.matchAll(re)].map((m) => [m.index, m[0], m[1]]);
 
