@@ -3,6 +3,10 @@ import { openOrm } from '../../src/storage/orm.js';
 import { Database } from '../../src/storage/database.js';
 import { SearchIndex } from '../../src/core/search/search-index.store.js';
 import { ReplyTextBackfill } from '../../src/core/extraction/reply-text-backfill.js';
+import { InboundQueueWorker } from '../../src/core/delivery/receiving/inbound-queue.worker.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { cpuMeter } from './cpu.js';
 
 export interface IndexingFigures {
@@ -12,6 +16,11 @@ export interface IndexingFigures {
 }
 
 export interface DeferredWork {
+  /**
+   * Port 25's queued intake delivered into the mailboxes (InboundQueueWorker: parse, SPF/DKIM/
+   * DMARC, message rows), its CPU the worker's (this process) and PostgreSQL's.
+   */
+  inboundDelivery: IndexingFigures & { workerCpuMsPerMessage: number };
   /** Search vectors of the accepted mail (the core's SearchIndex, batches of 200). */
   search: IndexingFigures;
   /** The reply text of the inbound messages (ReplyTextBackfill): its CPU is the worker's (this process). */
@@ -23,7 +32,13 @@ export interface DeferredWork {
  * accepted mail, each timed with PostgreSQL's (and this process's) CPU per message. Intake got
  * cheaper by this much; here is where it went (docs/api.md, "Search" and "Extraction").
  */
-export async function measureDeferredWork(databaseUrl: string, database: string): Promise<DeferredWork> {
+export async function measureDeferredWork(
+  env: Record<string, string>,
+  databaseUrl: string,
+  database: string,
+): Promise<DeferredWork> {
+  // First: the other passes work on the messages this one stores.
+  const inboundDelivery = await measureInboundDelivery(env, database);
   const search = await measurePass(databaseUrl, database, (db) => {
     const index = new SearchIndex(db);
     return () => index.indexSome();
@@ -38,7 +53,29 @@ export async function measureDeferredWork(databaseUrl: string, database: string)
     const backfill = new ReplyTextBackfill(db);
     return () => backfill.fillSome();
   });
-  return { search: searchFigures, replyText };
+  return { inboundDelivery, search: searchFigures, replyText };
+}
+
+/** The inbound queue delivered by the worker's own code, in this process, until it is empty. */
+async function measureInboundDelivery(
+  env: Record<string, string>,
+  database: string,
+): Promise<IndexingFigures & { workerCpuMsPerMessage: number }> {
+  const runtime = await startRuntime(loadConfig({ ...env, LOG_LEVEL: 'error' }), { roles: [], log: silentLogger });
+  try {
+    const s = runtime.services;
+    const worker = new InboundQueueWorker(s.db, s.transport.receiving, s.clock, silentLogger, {
+      workerId: 'bench',
+      pollIntervalMs: 1_000,
+      leaseMs: 60_000,
+      batch: 32,
+      retry: { baseMs: 1_000, maxMs: 1_000 },
+      maxAttempts: 1,
+    });
+    return await timed(database, () => worker.runOnce());
+  } finally {
+    await runtime.close();
+  }
 }
 
 /** Runs one pass's step until it finds nothing left, on a connection of its own. */
@@ -49,21 +86,28 @@ async function measurePass(
 ): Promise<IndexingFigures & { workerCpuMsPerMessage: number }> {
   const orm = await openOrm({ databaseUrl, poolMax: 1 });
   try {
-    const step = stepOf(new Database(orm));
-    const meter = cpuMeter(process.pid, database);
-    const t0 = performance.now();
-    let messages = 0;
-    for (let n = await step(); n > 0; n = await step()) messages += n;
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = meter();
-    const per = (ms: number) => Number((ms / Math.max(1, messages)).toFixed(2));
-    return {
-      messages,
-      rate: Math.round(messages / Math.max(seconds, 1e-3)),
-      postgresCpuMsPerMessage: per(cpu.postgres),
-      workerCpuMsPerMessage: per(cpu.server),
-    };
+    return await timed(database, stepOf(new Database(orm)));
   } finally {
     await orm.close(true);
   }
+}
+
+/** Runs `step` until it finds nothing left, timed, with this process's and PostgreSQL's CPU. */
+async function timed(
+  database: string,
+  step: () => Promise<number>,
+): Promise<IndexingFigures & { workerCpuMsPerMessage: number }> {
+  const meter = cpuMeter(process.pid, database);
+  const t0 = performance.now();
+  let messages = 0;
+  for (let n = await step(); n > 0; n = await step()) messages += n;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = meter();
+  const per = (ms: number) => Number((ms / Math.max(1, messages)).toFixed(2));
+  return {
+    messages,
+    rate: Math.round(messages / Math.max(seconds, 1e-3)),
+    postgresCpuMsPerMessage: per(cpu.postgres),
+    workerCpuMsPerMessage: per(cpu.server),
+  };
 }

@@ -69,7 +69,8 @@ async function main(): Promise<void> {
       )
     ).map((m) => m.token);
     // api for the readiness probe; smtp for both listeners. No worker: like Postfix's held queue,
-    // accepted mail stays queued, so only acceptance is measured.
+    // accepted mail stays queued (port 25's in the inbound queue, 587's external mail in the
+    // outbox), so only acceptance is measured; the delivery of port 25's queue is measured after.
     const server = await serve('api,smtp', PORTS.http, env);
     children.push(server);
     await waitForGreeting(PORTS.submission);
@@ -166,10 +167,22 @@ async function main(): Promise<void> {
           `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms, PostgreSQL ${perMessage(cpu.postgres)} ms` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
         );
       }
-    const deferred = await measureDeferredWork(db.url, db.url.slice(db.url.lastIndexOf('/') + 1));
+    const deferred = await measureDeferredWork(
+      { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-drain-')) },
+      db.url,
+      db.url.slice(db.url.lastIndexOf('/') + 1),
+    );
+    const delivery = deferred.inboundDelivery;
+    console.log(
+      `\ninbound delivery behind the 250 (the worker's pass over port 25's queue): ${delivery.messages} messages at ${delivery.rate} msg/s, worker CPU ${delivery.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${delivery.postgresCpuMsPerMessage} ms/msg`,
+    );
+    for (const r of results.filter((x) => x.group === 'inbound' && x.name.startsWith('mailbox-service')))
+      console.log(
+        `  port 25 with ${r.clients} clients, intake and delivery sharing this machine: about ${Math.round(1 / (1 / r.rate + 1 / Math.max(1, delivery.rate)))} msg/s delivered (1 / (1/intake + 1/delivery))`,
+      );
     const indexing = deferred.search;
     console.log(
-      `\nsearch indexing left by intake (the worker's pass, off the 250 path): ${indexing.messages} messages at ${indexing.rate} msg/s, PostgreSQL CPU ${indexing.postgresCpuMsPerMessage} ms/msg`,
+      `search indexing left by intake (the worker's pass, off the 250 path): ${indexing.messages} messages at ${indexing.rate} msg/s, PostgreSQL CPU ${indexing.postgresCpuMsPerMessage} ms/msg`,
     );
     const reply = deferred.replyText;
     console.log(
@@ -220,7 +233,14 @@ async function main(): Promise<void> {
     writeFileSync(
       `bench/results/smtp-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
       JSON.stringify(
-        { clients: CLIENT_COUNTS, seconds: SECONDS, results, indexing, replyText: deferred.replyText },
+        {
+          clients: CLIENT_COUNTS,
+          seconds: SECONDS,
+          results,
+          inboundDelivery: delivery,
+          indexing,
+          replyText: deferred.replyText,
+        },
         null,
         2,
       ),

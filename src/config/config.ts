@@ -77,6 +77,10 @@ export const configSchema = z.object({
   SMTP_CLOSE_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
   /** Group commit of SMTP intake: messages that arrive while a commit is in flight share the next transaction, their statements pipelined together (docs/api.md, "SMTP intake"). */
   SMTP_GROUP_COMMIT: bool.default(true),
+  /** Queued intake on 25: the 250 follows the commit of a queue row, and the worker role stores the message behind it (docs/api.md, "Queued intake"). */
+  SMTP_INBOUND_QUEUE: bool.default(true),
+  /** How often an idle worker looks for mail another process queued on 25 (mail queued in its own process is taken at once). */
+  INBOUND_QUEUE_POLL_INTERVAL: durationMs.default(250),
   /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */
   AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),
   /** Direct MX delivery (and webhooks) may connect to loopback, private, link-local and metadata addresses (development and tests only). */

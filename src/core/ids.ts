@@ -77,4 +77,5 @@ export const ID_PREFIX = {
   job: 'job',
   audit: 'aud',
   webhook: 'whk',
+  queuedInbound: 'inq',
 } as const;

@@ -8,6 +8,7 @@ import { createPinoLogger } from '../logging/pino-logger.js';
 import { systemClock, type Clock } from '../core/time.js';
 import { createServices, type Services } from '../core/services.js';
 import { loadServerKey } from '../core/keys/server-key.js';
+import { InboundQueueWorker } from '../core/delivery/receiving/inbound-queue.worker.js';
 import { OutboxWorker } from '../core/delivery/outbound/outbox-worker.js';
 import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/resources/resource-runtime.js';
@@ -172,6 +173,16 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     });
     worker.start();
     closers.push(() => worker.stop());
+    const inboundQueue = new InboundQueueWorker(db, services.transport.receiving, clock, log, {
+      workerId: `${hostname()}:${process.pid}`,
+      pollIntervalMs: config.INBOUND_QUEUE_POLL_INTERVAL,
+      leaseMs: config.WORKER_LEASE,
+      batch: 32,
+      retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
+      maxAttempts: 20,
+    });
+    inboundQueue.start();
+    closers.push(() => inboundQueue.stop());
     const webhookWorker = new WebhookWorker(services, services.webhookCipher, {
       workerId: `${hostname()}:${process.pid}`,
       pollIntervalMs: config.WORKER_POLL_INTERVAL,

@@ -99,6 +99,24 @@ export interface Domain {
   send_rate_limit_per_minute: number | null;
 }
 
+export interface InboundQueue {
+  attempts: Generated<number>;
+  client_address: string;
+  helo: string;
+  id: string;
+  last_error: string | null;
+  lease_until: DbTimestamp | null;
+  locked_by: string | null;
+  mail_from: string;
+  raw: Buffer;
+  received_at: DbTimestamp;
+  recipients: DbJson;
+  reserved_bytes: DbInt8;
+  run_after: DbTimestamp;
+  status: string;
+  tls: boolean;
+}
+
 export interface Mailbox {
   address: string;
   created_at: DbTimestamp;
@@ -266,6 +284,7 @@ export interface DB {
   blob_chunk: BlobChunk;
   dkim_key: DkimKey;
   domain: Domain;
+  inbound_queue: InboundQueue;
   mailbox: Mailbox;
   mailbox_alias: MailboxAlias;
   mailbox_contact: MailboxContact;

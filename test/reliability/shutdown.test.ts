@@ -38,7 +38,10 @@ let env: Record<string, string>;
 let mailbox: { address: string; token: string };
 let db: pg.Client;
 
-/** Message-IDs of these, as stored (without angle brackets), that the database holds. */
+/**
+ * Message-IDs of these, as stored (without angle brackets), that the database holds: stored as
+ * messages, or (port 25's queued intake, no worker runs here) in the inbound queue's raw messages.
+ */
 async function stored(ids: string[]): Promise<Set<string>> {
   const rows = (
     await db.query<{ internet_message_id: string }>(
@@ -46,7 +49,14 @@ async function stored(ids: string[]): Promise<Set<string>> {
       [ids.flatMap((id) => [id, `<${id}>`])],
     )
   ).rows;
-  return new Set(rows.map((r) => r.internet_message_id.replace(/^<|>$/g, '')));
+  const queued = (
+    await db.query<{ id: string }>(
+      `select w.mid as id from unnest($1::text[]) as w(mid)
+        where exists (select 1 from inbound_queue q where position(convert_to('<' || w.mid || '>', 'UTF8') in q.raw) > 0)`,
+      [ids],
+    )
+  ).rows;
+  return new Set([...rows.map((r) => r.internet_message_id.replace(/^<|>$/g, '')), ...queued.map((r) => r.id)]);
 }
 
 beforeAll(async () => {

@@ -4,6 +4,7 @@ import { CommitGroup } from '../../src/storage/commit-group.js';
 import { sql, type Sql } from '../../src/storage/database.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
+import { deliverQueued } from '../support/inbound-queue.js';
 
 // Group commit of SMTP intake (src/storage/commit-group.ts): callers arriving together share one
 // transaction, each is answered only after the COMMIT holding its rows, and a member that fails
@@ -158,6 +159,7 @@ describe('group commit over SMTP (SMTP_GROUP_COMMIT=true)', () => {
     ]);
     expect(replies.slice(0, 8).every((r) => r.startsWith('250'))).toBe(true);
     expect(replies.slice(8)).toEqual([expect.stringMatching(/^552 5\.2\.2/), expect.stringMatching(/^552 5\.2\.2/)]);
+    await deliverQueued(smtp.runtime); // port 25's 250s were queue commits
     const rows = await smtp.runtime.services.db.rows(
       sql<{ subject: string; mailbox_id: string }>`select subject, mailbox_id from message order by subject`,
     );

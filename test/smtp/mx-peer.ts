@@ -1,8 +1,12 @@
 import nodemailer from 'nodemailer';
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign } from 'mailauth';
+import { deliveredAfter } from '../support/inbound-queue.js';
 
-/** nodemailer as the remote MTA delivering to our MX port: raw bytes, opportunistic STARTTLS. */
+/**
+ * nodemailer as the remote MTA delivering to our MX port: raw bytes, opportunistic STARTTLS.
+ * Resolves once the message is stored (for a server of this process; see deliveredAfter).
+ */
 export async function deliverToMx(
   port: number,
   envelope: { from: string; to: string | string[] },
@@ -20,6 +24,7 @@ export async function deliverToMx(
   });
   try {
     const info = await transport.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw });
+    await deliveredAfter(port, info.response); // queued intake: stored behind the 250
     return { response: info.response };
   } finally {
     transport.close();

@@ -39,7 +39,7 @@ export function createMxServer(
           .inTransaction(() => core.checkRecipient(address.address, state.recipients.size))
           .then(
             (r) => {
-              state.recipients.set(r.address, r.mailboxId);
+              state.recipients.set(r.address, r);
               callback();
             },
             (err) => callback(smtpError(err, log, 'rcpt')),
@@ -54,7 +54,7 @@ export function createMxServer(
         const raw = intake(stream, session, limits, log);
         const envelope = {
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          recipients: [...state.recipients].map(([address, mailboxId]) => ({ address, mailboxId })),
+          recipients: [...state.recipients.values()],
           clientAddress: session.remoteAddress,
           helo: session.hostNameAppearsAs || '',
           tls: session.secure,
@@ -62,9 +62,9 @@ export function createMxServer(
         state
           .inTransaction(() => core.accept(envelope, raw))
           .then(
-            () => {
+            (accepted) => {
               state.finishMessage(250);
-              callback(null, '2.0.0 Delivered');
+              callback(null, accepted.queued ? `2.0.0 Queued as ${accepted.queueId}` : '2.0.0 Delivered');
             },
             (err) => {
               raw.resume();

@@ -1,6 +1,7 @@
 import { context, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { SMTPServerSession } from 'smtp-server';
 import { tracer } from '../../telemetry/tracing.js';
+import type { InboundRecipient } from '../../core/delivery/receiving/inbound-envelope.js';
 import { smtpMessages, smtpSessions } from '../../telemetry/metric-registry.js';
 
 export type Listener = 'submission' | 'mx';
@@ -19,7 +20,7 @@ export class SessionState {
   /** Ends the session at SMTP_SESSION_TIMEOUT; cleared on close. */
   deadline: NodeJS.Timeout | null = null;
   /** MX: accepted recipients of the transaction in progress and the mailbox each reaches. */
-  recipients = new Map<string, string>();
+  recipients = new Map<string, InboundRecipient>();
 
   constructor(
     readonly listener: Listener,

@@ -13,6 +13,7 @@ import type { EventBus } from '../../storage/event-bus.js';
 import type { OutboundPolicy } from '../policy/outbound-policy.js';
 import { SubmissionService } from './submission/submission.service.js';
 import { ReceivingService } from './receiving/receiving.service.js';
+import { InboundDelivery } from './receiving/inbound-delivery.js';
 import { hostedDkimLookup } from './receiving/hosted-dkim.js';
 import { dnsResolver, type DnsLookup } from './dns-resolver.js';
 import { DkimKeys } from './outbound/dkim-keys.js';
@@ -57,11 +58,16 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
     hostname,
     dkim: new DkimKeys(d.db, d.cipher, d.clock),
     external: externalTransportFrom(d.config, resolver, hostname, d.log),
-    receiving: new ReceivingService(d.db, d.blobs, d.inbound, d.bus, d.clock, d.log, hostedDkimLookup(d.db, resolver), {
-      hostname,
-      maxRecipients: d.config.MAX_RECIPIENTS,
-      group,
-    }),
+    receiving: new ReceivingService(
+      d.db,
+      new InboundDelivery(d.db, d.blobs, d.inbound, d.bus, d.log, hostedDkimLookup(d.db, resolver), {
+        hostname,
+        group,
+      }),
+      d.clock,
+      d.log,
+      { maxRecipients: d.config.MAX_RECIPIENTS, group, queue: d.config.SMTP_INBOUND_QUEUE },
+    ),
     submission: new SubmissionService(
       d.db,
       d.tokenAuth,

@@ -4,8 +4,11 @@ import { deliverableMailbox, enabledDomain } from './recipient-routing.store.js'
 
 /** Where a recipient address goes. */
 export type Route =
-  /** `full`: the mailbox is already at its storage quota (an early refusal; the commit decides). */
-  | { kind: 'local'; mailboxId: string; full: boolean }
+  /**
+   * `full`: the mailbox is already at its storage quota (an early refusal; the commit decides);
+   * `limited`: it has a quota at all.
+   */
+  | { kind: 'local'; mailboxId: string; full: boolean; limited: boolean }
   /** A hosted, active domain without such a mailbox or active alias: undeliverable here. */
   | { kind: 'unknown-local' }
   | { kind: 'external' };
@@ -17,7 +20,7 @@ export type Route =
  */
 export async function routeRecipient(db: Database, address: string): Promise<Route> {
   const hit = await deliverableMailbox(db, address);
-  if (hit) return { kind: 'local', mailboxId: hit.id, full: hit.full };
+  if (hit) return { kind: 'local', mailboxId: hit.id, full: hit.full, limited: hit.limited };
   const domain = await enabledDomain(db, splitAddress(address).domain);
   return domain ? { kind: 'unknown-local' } : { kind: 'external' };
 }

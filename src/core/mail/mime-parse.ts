@@ -7,7 +7,7 @@ import {
   type HeaderValue,
   type MessageText,
 } from 'mailparser';
-import { AppError } from '../errors.js';
+import { asMimeError, MimeCapCounter, SPLITTER_LIMITS, type SplitChunk } from './mime-caps.js';
 import { storableText } from '../text.js';
 import { ID_PREFIX, newId } from '../ids.js';
 import { isAddress, normalizeAddress } from '../address.js';
@@ -17,21 +17,7 @@ import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../delivery/sending/send.sche
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import { listUnsubscribeUrls } from '../extraction/links.js';
 
-/** Structure caps against MIME bombs: parsing stops with MIME_LIMIT past any of them. */
-export const MIME_LIMITS = {
-  /** MIME nodes in the whole message, nested ones included. */
-  maxParts: 500,
-  /** Nesting depth of multiparts and attached messages. */
-  maxDepth: 32,
-  /** Header bytes of any one MIME node. */
-  maxPartHeaderBytes: 100 * 1024,
-  /**
-   * Header bytes of all MIME nodes together. Decoding headers (RFC 2047 encoded words above all)
-   * costs about 150 ms of CPU per MiB; without this, 300 parts at the per-node cap (29 MB of
-   * encoded words, under the message size limit) took 5 s of CPU. Real mail stays far below.
-   */
-  maxTotalHeaderBytes: 1024 * 1024,
-} as const;
+export { MIME_LIMITS } from './mime-caps.js';
 
 export interface MailAddress {
   address: string;
@@ -60,38 +46,21 @@ export interface ParsedMessage {
   listUnsubscribe: string[];
 }
 
-// mailparser's internal per-chunk hook, typed here because its declarations do not list it.
-type SplitChunk = { type: string; parentNode?: SplitChunk | null; _headerlen?: number };
 const Base = MailParser as unknown as new (
   options: object,
 ) => MailParser & { processChunk(data: SplitChunk, done: (err?: Error) => void): void };
 
 /**
- * MailParser with a nesting-depth cap and a cap on the header bytes of all nodes together
- * (mailsplit caps node count and the header size of one node itself). Both are checked before
- * mailparser decodes the node's headers.
+ * MailParser under MIME_LIMITS: mailsplit caps node count and one node's header size itself; the
+ * MimeCapCounter checks depth and all header bytes before mailparser decodes a node's headers.
  */
 class CappedParser extends Base {
-  private headerBytes = 0;
-
-  constructor(
-    options: object,
-    private readonly limits: { maxDepth: number; maxTotalHeaderBytes: number },
-  ) {
-    super(options);
-  }
+  private readonly caps = new MimeCapCounter();
 
   override processChunk(data: SplitChunk, done: (err?: Error) => void): void {
     if (data.type === 'node') {
-      let depth = 0;
-      for (let n = data.parentNode; n; n = n.parentNode) depth++;
-      if (depth > this.limits.maxDepth)
-        return done(new AppError('MIME_LIMIT', `MIME nesting deeper than ${this.limits.maxDepth}.`));
-      this.headerBytes += data._headerlen ?? 0;
-      if (this.headerBytes > this.limits.maxTotalHeaderBytes)
-        return done(
-          new AppError('MIME_LIMIT', `MIME headers larger than ${this.limits.maxTotalHeaderBytes} bytes in all.`),
-        );
+      const violation = this.caps.violation(data);
+      if (violation) return done(violation);
     }
     super.processChunk(data, done);
   }
@@ -103,17 +72,13 @@ class CappedParser extends Base {
  * The source is always read to its end, even after a failure, so a channel feeding it never stalls.
  */
 export async function parseMime(source: Readable | Buffer, blobs: BlobStore): Promise<ParsedMessage> {
-  const parser = new CappedParser(
-    {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipTextLinks: true,
-      skipImageLinks: true,
-      maxHeadSize: MIME_LIMITS.maxPartHeaderBytes,
-      maxChildNodes: MIME_LIMITS.maxParts,
-    },
-    MIME_LIMITS,
-  );
+  const parser = new CappedParser({
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipImageLinks: true,
+    ...SPLITTER_LIMITS,
+  });
   // In MIME order: each attachment takes its slot when the parser reaches it, not when its blob is written.
   const attachments: (AttachmentFile | null)[] = [];
   const pending: Promise<unknown>[] = [];
@@ -190,13 +155,6 @@ async function storeAttachment(
   } finally {
     data.release();
   }
-}
-
-/** mailsplit reports its caps as EMAXLEN; anything else unparsable is a MIME_LIMIT too. */
-function asMimeError(err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  if ((err as { code?: string })?.code === 'EMAXLEN') return new AppError('MIME_LIMIT', (err as Error).message);
-  return err;
 }
 
 function toParsed(

@@ -18,6 +18,20 @@ export function prepareForTransfer(raw: Buffer, fill: { messageId: string | null
   return Buffer.concat([Buffer.from([...added, ...kept].join('\r\n') + '\r\n', 'latin1'), body]);
 }
 
+/**
+ * The top-level header fields of `raw` the way mailparser's `headerLines` gives them (`key` the
+ * lower-case name, `line` the whole field, folding kept), read without parsing the body.
+ */
+export function topHeaderLines(raw: Buffer): { key: string; line: string }[] {
+  const header = raw.subarray(0, headerEnd(raw)).toString('utf8');
+  const out: { key: string; line: string }[] = [];
+  for (const field of header.split(/\r\n(?=[^ \t])/)) {
+    const colon = field.indexOf(':');
+    if (colon > 0) out.push({ key: field.slice(0, colon).trim().toLowerCase(), line: field.replace(/\r\n$/, '') });
+  }
+  return out;
+}
+
 /** Offset where the body starts: after the first empty line (or the whole input when there is none). */
 function headerEnd(raw: Buffer): number {
   if (raw.subarray(0, 2).toString() === '\r\n') return 0;

@@ -48,6 +48,24 @@ export async function chargeStorage(
   throw new AppError('QUOTA_EXCEEDED');
 }
 
+/**
+ * Replaces a reservation made at intake (queued intake, docs/api.md) by what the message really
+ * occupies, and counts the message, in one statement. A message smaller than its reservation
+ * (the usual case) gives the rest back and is never refused; one larger charges the excess like
+ * any delivery, so the counter still never passes the quota (QUOTA_EXCEEDED).
+ */
+export async function settleReservation(
+  trx: Sql,
+  mailboxId: string,
+  reservedBytes: number,
+  storedBytes: number,
+): Promise<void> {
+  const delta = Math.ceil(storedBytes) - Math.ceil(reservedBytes);
+  if (delta > 0) return chargeStorage(trx, mailboxId, delta, { countAs: 'inbound' });
+  await sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes + ${delta}, 0),
+    inbound_count = inbound_count + 1 where id = ${mailboxId}`.execute(trx);
+}
+
 /** Gives `bytes` back (a deleted message); never below 0. */
 export async function releaseStorage(trx: Sql, mailboxId: string, bytes: number): Promise<void> {
   if (bytes <= 0) return;
@@ -101,6 +119,9 @@ export async function storageUsage(on: Sql, mailboxId: string): Promise<StorageU
  * `chargeStorage` stays the authority.
  */
 export const mailboxFullSql = sql<boolean>`(${effectiveQuota} is not null and m.storage_used_bytes >= ${effectiveQuota})`;
+
+/** Whether mailbox row `m` has a storage quota at all (queued intake reserves only where one applies). */
+export const mailboxLimitedSql = sql<boolean>`(${effectiveQuota} is not null)`;
 
 /** Bytes a message's bodies take (UTF-8), which its stored_bytes counts besides raw and attachments. */
 export const bodyBytes = (text: string | null | undefined, html: string | null | undefined): number =>

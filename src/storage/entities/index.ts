@@ -12,6 +12,7 @@ export { OutboxJobEntity, MailboxEventEntity, BlobEntity, BlobChunkEntity } from
 export { DkimKeyEntity } from './dkim-key.entity.js';
 export { AuditEntryEntity } from './audit-entry.entity.js';
 export { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
+export { InboundQueueEntity } from './inbound-queue.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
@@ -27,6 +28,7 @@ import { OutboxJobEntity, MailboxEventEntity, BlobEntity, BlobChunkEntity } from
 import { DkimKeyEntity } from './dkim-key.entity.js';
 import { AuditEntryEntity } from './audit-entry.entity.js';
 import { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
+import { InboundQueueEntity } from './inbound-queue.entity.js';
 
 export const allEntities = [
   DomainEntity,
@@ -48,4 +50,5 @@ export const allEntities = [
   AuditEntryEntity,
   WebhookEntity,
   WebhookDeliveryEntity,
+  InboundQueueEntity,
 ];

@@ -13,6 +13,7 @@ import { Migration20270201000000SearchDeferred } from './20270201000000-search-d
 import { Migration20270205000000ReplyTextDeferred } from './20270205000000-reply-text-deferred.js';
 import { Migration20270210000000MailboxContacts } from './20270210000000-mailbox-contacts.js';
 import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-compression.js';
+import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   { name: 'Migration20270205000000ReplyTextDeferred', class: Migration20270205000000ReplyTextDeferred },
   { name: 'Migration20270210000000MailboxContacts', class: Migration20270210000000MailboxContacts },
   { name: 'Migration20270215000000Lz4Compression', class: Migration20270215000000Lz4Compression },
+  { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
 ];

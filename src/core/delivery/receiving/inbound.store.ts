@@ -8,7 +8,7 @@ import type { Clock } from '../../time.js';
 import { insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
 import { bodyFormatOf } from '../sending/outbound.store.js';
 import { extractAtIngest } from '../../extraction/extract.js';
-import { bodyBytes, chargeStorage } from '../../quota/storage-quota.store.js';
+import { bodyBytes, chargeStorage, settleReservation } from '../../quota/storage-quota.store.js';
 import { cleanMessageIds, findParentByMessageIds, inboundReferences } from '../threading.js';
 import { createThread, touchThread } from '../thread.store.js';
 
@@ -33,6 +33,8 @@ export interface InboundMessage {
   rawSizeBytes?: number;
   /** Counted but never refused by the storage quota (our bounces to the sender). */
   quotaExempt?: boolean;
+  /** Reserved at intake (queued intake): settled against the stored size (see settleReservation). */
+  reservedBytes?: number;
   receivedAt: Date;
   /** The Date header, when known. */
   sentAt?: Date | null;
@@ -89,10 +91,10 @@ export class InboundStore {
     const attachments = m.attachments ?? [];
     const storedBytes =
       (m.rawSizeBytes ?? 0) + bodyBytes(m.bodyText, m.bodyHtml) + attachments.reduce((s, a) => s + a.sizeBytes, 0);
-    const charged = chargeStorage(trx, m.mailboxId, storedBytes, {
-      exempt: m.quotaExempt === true,
-      countAs: 'inbound',
-    });
+    const charged =
+      m.reservedBytes === undefined
+        ? chargeStorage(trx, m.mailboxId, storedBytes, { exempt: m.quotaExempt === true, countAs: 'inbound' })
+        : settleReservation(trx, m.mailboxId, m.reservedBytes, storedBytes);
     if (!whole) await charged;
     charged.catch(() => undefined); // settled below; a refusal must not surface as unhandled meanwhile
     const references = inboundReferences(m.inReplyTo, m.references);

@@ -1,59 +1,74 @@
-import { Readable, pipeline } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { AppError } from '../../errors.js';
 import { assertRecipientCap } from '../recipient-cap.js';
 import { ID_PREFIX, newId } from '../../ids.js';
 import { isAddress, normalizeAddress } from '../../address.js';
 import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
-import type { EventBus } from '../../../storage/event-bus.js';
-import type { MailboxEvent } from '../../../types/mailbox-event.js';
-import { settleAll, type Database, type Sql } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
 import type { CommitGroup } from '../../../storage/commit-group.js';
-import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
-import { isStorageUnavailable } from '../../../storage/errors.js';
-import { parseMime } from '../../mail/mime-parse.js';
-import { verifyAuthentication, type AuthVerdict } from '../../mail/auth-verdict.js';
-import { OurAuthResultsFilter, withoutOurAuthResults } from '../../mail/auth-results-filter.js';
+import { SMALL_BLOB_BYTES } from '../../../storage/blobs/blob-store.js';
+import { heldIfSmall } from '../../mail/spool.js';
+import { checkMimeStructure } from '../../mail/mime-caps.js';
+import { topHeaderLines } from '../../mail/raw-headers.js';
 import { allFromAddresses } from '../../mail/author-fields.js';
-import { hostedDomains } from './hosted-dkim.js';
-import { tee } from '../../mail/tee.js';
-import { heldIfSmall, spool } from '../../mail/spool.js';
-import type { InboundStore } from './inbound.store.js';
-import type { DnsLookup } from '../dns-resolver.js';
+import { HostedDomainCache } from './hosted-domain-cache.js';
 import { routeRecipient } from '../recipient-routing.js';
+import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
+import type { InboundDelivery } from './inbound-delivery.js';
+import { enqueueInbound, type QueuedInbound } from './inbound-queue.store.js';
 
-export interface InboundEnvelope {
-  /** MAIL FROM; empty for the null sender of bounces (RFC 5321 §4.5.5). */
-  mailFrom: string;
-  recipients: readonly { address: string; mailboxId: string }[];
-  clientAddress: string;
-  helo: string;
-  tls: boolean;
-}
+export type { InboundEnvelope } from './inbound-envelope.js';
+
+/** What port 25's DATA ends with: stored in mailboxes now, or queued for the worker behind the 250. */
+export type Accepted = { queued: false; messageIds: string[] } | { queued: true; queueId: string };
+
+/**
+ * Quota reserved per recipient mailbox for a queued message of `rawBytes`: the raw message with
+ * room for our trace fields, plus its bodies and attachments decoded (at most about its size
+ * again for ordinary mail). The delivery settles it against the real size (settleReservation).
+ */
+export const reservationFor = (rawBytes: number): number => 2 * rawBytes + 8 * 1024;
 
 /**
  * Inbound mail on the MX port (25) as core use cases: which recipients are ours (never a relay),
- * and storing an accepted message in every mailbox it reaches, in one transaction, through the
- * InboundStore (threading, counters, message.received), with its SPF/DKIM/DMARC verdicts.
+ * and what DATA does with an accepted message. With queued intake (SMTP_INBOUND_QUEUE, the
+ * default) a held message is checked for what must be refused before the 250 (MIME caps, a
+ * hosted From), written to the inbound queue in one commit, and parsed, verified and stored by
+ * the worker behind it (InboundQueueWorker); a hosted From or a message too large to hold takes
+ * the direct path, stored before the 250 (InboundDelivery). docs/api.md, "Queued intake".
  */
 export class ReceivingService {
   constructor(
     private readonly db: Database,
-    private readonly blobs: BlobStore,
-    private readonly inbound: InboundStore,
-    private readonly bus: EventBus,
+    private readonly delivery: InboundDelivery,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly resolver: DnsLookup,
-    private readonly options: { hostname: string; maxRecipients: number; group?: CommitGroup | null },
-  ) {}
+    private readonly options: {
+      maxRecipients: number;
+      group?: CommitGroup | null;
+      /** Queue held messages for the worker instead of storing them before the 250. */
+      queue: boolean;
+    },
+  ) {
+    this.hosted = new HostedDomainCache(db, clock);
+  }
+
+  private readonly hosted: HostedDomainCache;
+  private readonly queuedListeners = new Set<() => void>();
+
+  /** `listener` is told after each commit of a queued message (the worker of this process). */
+  whenQueued(listener: () => void): () => void {
+    this.queuedListeners.add(listener);
+    return () => this.queuedListeners.delete(listener);
+  }
 
   /**
    * RCPT TO: the primary address or an active alias of an enabled mailbox (550 5.1.1 for an
    * unknown local part of a hosted domain); any other domain, address literals included, is
    * 550 5.7.1. Percent hacks and bang paths are plain local parts here, so they are unknown.
    */
-  async checkRecipient(address: string, alreadyAccepted: number): Promise<{ address: string; mailboxId: string }> {
+  async checkRecipient(address: string, alreadyAccepted: number): Promise<InboundRecipient> {
     assertRecipientCap(alreadyAccepted + 1, this.options.maxRecipients, 'RCPT TO');
     const normalized = normalizeAddress(address);
     if (/@\[.*\]$/.test(normalized)) throw new AppError('RELAY_DENIED');
@@ -63,185 +78,61 @@ export class ReceivingService {
       // A mailbox already at its storage quota is refused here (552 5.2.2, for this recipient
       // only); the commit charges the message and refuses it if the last bytes went meanwhile.
       if (route.full) throw new AppError('QUOTA_EXCEEDED');
-      return { address: normalized, mailboxId: route.mailboxId };
+      return { address: normalized, mailboxId: route.mailboxId, quotaLimited: route.limited };
     }
     throw new AppError(route.kind === 'unknown-local' ? 'MAILBOX_UNKNOWN' : 'RELAY_DENIED');
   }
 
   /**
-   * DATA: the raw message is stored (with any Authentication-Results of our authserv-id removed),
-   * parsed under the MIME caps and verified, all while it arrives. Mail whose From names a domain
-   * hosted here must carry a valid DKIM signature of that domain by our key (HOSTED_SENDER_UNSIGNED,
-   * 550 5.7.1). The stored raw message then gets our Authentication-Results (RFC 8601,
-   * authserv-id = SMTP_HOSTNAME) and Received (RFC 5321 §4.4) fields on top, as the verdict is
-   * only known at the end: a small message (SMALL_BLOB_BYTES) is held in memory and written with
-   * that head inside the transaction of its rows; a larger one is streamed as it arrives and the
-   * blob store moves it under its final key behind that head without reading it back
-   * (prependAndMove). One copy per distinct mailbox commits in
-   * one transaction. Resolves after the commit; on failure nothing stays behind (after a lost
-   * database connection, the storage sweeper removes what no row names).
+   * DATA. Resolves after the commit that makes the message durable (the queue row, or the
+   * message rows on the direct path); every refusal of the direct path is also made here before
+   * a message is queued: MIME caps (554 5.6.0), a From in a hosted domain (verified now, 550
+   * 5.7.1 unsigned), the storage quota (reserved in the queue row's commit; a mailbox without
+   * room for the reservation takes the direct path, whose exact charge answers 552 5.2.2).
    */
-  async accept(envelope: InboundEnvelope, raw: Readable): Promise<{ messageIds: string[] }> {
+  async accept(envelope: InboundEnvelope, raw: Readable): Promise<Accepted> {
     const receivedAt = this.clock.now();
-    const rawKey = `raw/${newId(ID_PREFIX.message, receivedAt.getTime())}`;
-    const arrivingKey = `${rawKey}-arriving`;
-    // Small mail is read whole first: one buffer for the store, the parser and the verifier, no
-    // tee (nothing is stored yet if the channel's guard refuses it meanwhile).
+    // Small mail is read whole first (nothing is stored yet if the channel's guard refuses it meanwhile).
     const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
-    const [toStore, toParse, toVerify] = Buffer.isBuffer(source) ? [source, source, source] : tee(source, 3);
-    const [stored, parsed, verdict] = await Promise.allSettled([
-      Buffer.isBuffer(toStore)
-        ? { held: withoutOurAuthResults(toStore, this.options.hostname) }
-        : spool(throughFilter(toStore!, new OurAuthResultsFilter(this.options.hostname)), SMALL_BLOB_BYTES, (large) =>
-            this.blobs.put(arrivingKey, large),
-          ),
-      parseMime(toParse!, this.blobs),
-      verifyAuthentication(
-        toVerify!,
-        {
-          clientAddress: envelope.clientAddress,
-          helo: envelope.helo,
-          mailFrom: envelope.mailFrom,
-          receivedBy: this.options.hostname,
-        },
-        this.resolver,
-      ),
-    ]);
-    const keys = [
-      arrivingKey,
-      rawKey,
-      ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : []),
-    ];
-    try {
-      if (stored.status === 'rejected') throw stored.reason;
-      if (parsed.status === 'rejected') throw parsed.reason;
-      const m = parsed.value;
-      const authResults = verdict.status === 'fulfilled' ? verdict.value : null;
-      await this.requireHostedSignature(m.headerLines, authResults);
-      const trace = Buffer.from(
-        ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
-      );
-      // A small message is stored with its rows, in their transaction (one commit); a large one was
-      // streamed under the arriving key and moves behind the trace fields now.
-      const spooled = stored.value;
-      const rawSizeBytes =
-        'held' in spooled
-          ? trace.length + spooled.held.length
-          : (await this.blobs.prependAndMove(arrivingKey, rawKey, trace)).sizeBytes;
-      const mailboxIds = [...new Set(envelope.recipients.map((r) => r.mailboxId))].sort(); // lock order
-      const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
-      const write = async (trx: Sql) => {
-        // The raw message goes out with the first copy's statements (one round trip when pipelined).
-        const raw = 'held' in spooled ? this.blobs.putIn(trx, rawKey, Buffer.concat([trace, spooled.held])) : undefined;
-        const out: { messageId: string; events: MailboxEvent[] }[] = [];
-        const copies = (async () => {
-          for (const mailboxId of mailboxIds) {
-            out.push(
-              await this.inbound.store(
-                trx,
-                {
-                  mailboxId,
-                  from: from.address,
-                  fromDisplayName: from.name,
-                  to: m.to,
-                  cc: m.cc,
-                  subject: m.subject,
-                  bodyText: m.text,
-                  bodyHtml: m.html,
-                  internetMessageId: m.messageId,
-                  inReplyTo: m.inReplyTo,
-                  references: m.references,
-                  attachments: m.attachments,
-                  rawBlobKey: rawKey,
-                  rawSizeBytes,
-                  receivedAt,
-                  sentAt: m.date,
-                  authResults: (authResults ?? UNVERIFIED) as unknown as Record<string, unknown>,
-                  listUnsubscribe: m.listUnsubscribe,
-                },
-                { whole: true },
-              ),
-            );
-          }
-        })();
-        await settleAll([raw, copies]);
-        return out;
-      };
-      const group = this.options.group;
-      const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.writeTx(write));
-      await this.bus
-        .publish(copies.flatMap((c) => c.events))
-        .catch((err) => this.log.warn('events.publish_failed', { err }));
-      this.log.info('smtp.inbound_delivered', {
-        messageIds: copies.map((c) => c.messageId),
-        recipients: envelope.recipients.length,
-        clientAddress: envelope.clientAddress,
-        spf: authResults?.spf.result ?? null,
-        dmarc: authResults?.dmarc.result ?? null,
-      });
-      return { messageIds: copies.map((c) => c.messageId) };
-    } catch (err) {
-      // After a lost connection the transaction may have committed: keep the blobs then (the
-      // storage sweeper removes them if no row names them), never delete what a row may name.
-      if (!isStorageUnavailable(err)) await Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
-      throw err;
+    if (this.options.queue && Buffer.isBuffer(source) && (await this.mayQueue(source))) {
+      try {
+        return { queued: true, queueId: await this.enqueue(envelope, source, receivedAt) };
+      } catch (err) {
+        // The reservation did not fit: near its quota a mailbox gets the exact charge of the
+        // direct path, which refuses only what really does not fit.
+        if (!(err instanceof AppError && err.code === 'QUOTA_EXCEEDED')) throw err;
+      }
     }
+    return { queued: false, ...(await this.delivery.deliver(envelope, source, receivedAt)) };
   }
 
-  /**
-   * A From in a domain hosted here is only believed with a passing DKIM signature of that very
-   * domain (the lookup answers our key for it, see hosted-dkim.ts); every From field and address
-   * is checked, so a second From cannot slip a hosted author past a foreign first one.
-   */
-  private async requireHostedSignature(
-    headerLines: readonly { key: string; line: string }[],
-    verdict: AuthVerdict | null,
-  ): Promise<void> {
-    const domains = [...new Set(allFromAddresses(headerLines).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
-    const hosted = await hostedDomains(this.db, domains);
-    const signed = new Set(
-      (verdict?.dkim ?? []).filter((d) => d.result === 'pass' && d.domain).map((d) => d.domain!.toLowerCase()),
-    );
-    const unsigned = hosted.filter((d) => !signed.has(d));
-    if (unsigned.length) {
-      this.log.info('smtp.hosted_sender_unsigned', { domains: unsigned });
-      throw new AppError('HOSTED_SENDER_UNSIGNED');
-    }
+  /** Delivers a queued message the worker claimed (the queue row goes in the same commit). */
+  deliverQueued(q: QueuedInbound): Promise<{ messageIds: string[] }> {
+    return this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q);
   }
 
-  /** RFC 5321 §4.4 trace header: who connected, as whom, to which host, when. */
-  private receivedHeader(e: InboundEnvelope, id: string, at: Date): string {
-    const forClause = e.recipients.length === 1 ? `\r\n\tfor <${e.recipients[0]!.address}>` : '';
-    const date = at.toUTCString().replace(/GMT$/, '+0000');
-    return `Received: from ${e.helo || 'unknown'} ([${e.clientAddress}])\r\n\tby ${this.options.hostname} with ${e.tls ? 'ESMTPS' : 'ESMTP'} id ${id.slice(4)}${forClause};\r\n\t${date}\r\n`;
+  /** MIME caps refuse now; a From in a hosted domain is verified now (its refusal is 550 at DATA). */
+  private async mayQueue(raw: Buffer): Promise<boolean> {
+    await checkMimeStructure(raw);
+    const domains = [...new Set(allFromAddresses(topHeaderLines(raw)).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
+    return domains.length === 0 || (await this.hosted.hostedAmong(domains)).length === 0;
   }
-}
 
-/** The verdict when verification itself failed to run: nothing passed. */
-const UNVERIFIED: AuthVerdict = {
-  spf: { result: 'temperror', domain: null },
-  dkim: [],
-  dmarc: { result: 'temperror', domain: null, policy: null },
-  headers: '',
-};
-
-/**
- * Our Authentication-Results field (RFC 8601 §2.2), authserv-id first: mailauth's own when it
- * produced one, else one stating the temporary error.
- */
-function ourAuthResults(verdict: AuthVerdict | null, authservId: string): string {
-  const own = (verdict?.headers ?? '')
-    .split(/\r?\n(?=[^ \t])/)
-    .filter((f) => /^authentication-results\s*:/i.test(f))
-    .map((f) => f.replace(/\r?\n/g, '\r\n'));
-  if (own.length) return own.map((f) => `${f.replace(/\r\n$/, '')}\r\n`).join('');
-  return `Authentication-Results: ${authservId}; spf=temperror; dkim=temperror; dmarc=temperror\r\n`;
-}
-
-/**
- * `source` piped through `filter`: a failure of either destroys both, so a store that gives up
- * closes its tee branch too (tee then drains the source; the sender never stalls).
- */
-function throughFilter(source: Readable, filter: OurAuthResultsFilter): Readable {
-  return pipeline(source, filter, () => undefined);
+  private async enqueue(envelope: InboundEnvelope, raw: Buffer, receivedAt: Date): Promise<string> {
+    const id = newId(ID_PREFIX.queuedInbound, receivedAt.getTime());
+    const row = { id, envelope, receivedAt, reservedBytes: reservationFor(raw.length), raw };
+    const lockKey = [...envelope.recipients.map((r) => r.mailboxId)].sort()[0]!;
+    const group = this.options.group;
+    await (group
+      ? group.run(lockKey, (trx) => enqueueInbound(trx, row))
+      : this.db.writeTx((trx) => enqueueInbound(trx, row)));
+    this.log.info('smtp.inbound_queued', {
+      queueId: id,
+      recipients: envelope.recipients.length,
+      clientAddress: envelope.clientAddress,
+      sizeBytes: raw.length,
+    });
+    for (const listener of this.queuedListeners) listener();
+    return id;
+  }
 }

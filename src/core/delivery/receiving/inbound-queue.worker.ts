@@ -1,0 +1,159 @@
+import type { Database } from '../../../storage/database.js';
+import { isStorageUnavailable } from '../../../storage/errors.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Clock } from '../../time.js';
+import { retryDelayMs, type RetryPolicy } from '../outbound/retry.js';
+import type { ReceivingService } from './receiving.service.js';
+import {
+  claimInbound,
+  dropUndeliverable,
+  failInbound,
+  postponeInbound,
+  QueueClaimLost,
+  withoutDeletedMailboxes,
+  type QueuedInbound,
+} from './inbound-queue.store.js';
+
+export interface InboundQueueWorkerOptions {
+  workerId: string;
+  /** How often an idle worker looks at the queue (a queue filled by another process). */
+  pollIntervalMs: number;
+  leaseMs: number;
+  /** Rows claimed at once; their commits share transactions (the intake's CommitGroup). */
+  batch: number;
+  retry: RetryPolicy;
+  /** Attempts before a message that keeps failing is set aside as `failed`. */
+  maxAttempts: number;
+}
+
+/**
+ * Delivers what queued intake accepted (docs/api.md, "Queued intake"): claims due rows of the
+ * inbound queue and stores each in its mailboxes (ReceivingService.deliverQueued), which deletes
+ * the row in the same commit. It wakes at once when this process queues a message and polls for
+ * rows queued by other processes. Safe with any number of workers (SKIP LOCKED, leases).
+ *
+ * A refusal found only now (an AppError: the quota's excess over the reservation, a domain that
+ * became hosted meanwhile) cannot be answered over SMTP any more: the row is kept as `failed`
+ * with its reason (smtp.inbound_failed), and its reservation given back. Anything else (storage
+ * down, a bug) is retried with backoff, then set aside the same way after `maxAttempts`.
+ */
+export class InboundQueueWorker {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private wake: (() => void) | undefined;
+  private kicked = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly receiving: ReceivingService,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: InboundQueueWorkerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.receiving.whenQueued(() => this.kick());
+    this.loop = this.run();
+  }
+
+  /** Stops claiming and waits for the deliveries in flight. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.wake?.();
+    await this.loop;
+  }
+
+  kick(): void {
+    this.kicked = true;
+    this.wake?.();
+  }
+
+  /** Claims and delivers one batch; the number of rows claimed. */
+  async runOnce(): Promise<number> {
+    const claimed = await claimInbound(
+      this.db,
+      this.options.workerId,
+      this.options.batch,
+      this.options.leaseMs,
+      this.clock.now(),
+    );
+    await Promise.all(claimed.map((q) => this.deliver(q)));
+    return claimed.length;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      this.kicked = false;
+      try {
+        claimed = await this.runOnce();
+      } catch (err) {
+        this.log.warn('inbound_queue.poll_failed', { workerId: this.options.workerId, err });
+      }
+      if (claimed === 0 && this.running && !this.kicked) await this.sleep();
+    }
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollIntervalMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+
+  private async deliver(q: QueuedInbound): Promise<void> {
+    try {
+      await this.deliverToLiveMailboxes(q);
+    } catch (err) {
+      if (err instanceof QueueClaimLost) return; // another worker took it over after our lease ran out
+      await this.recordFailure(q, err).catch((recordErr: unknown) =>
+        // The lease runs out and the row is claimed again: nothing is lost.
+        this.log.warn('inbound_queue.record_failed', { queueId: q.id, err: recordErr }),
+      );
+    }
+  }
+
+  /**
+   * A mailbox deleted while the message waited fails the insert of its copy: on such a failure the
+   * other recipients get theirs (the deleted one's copy has nowhere to go, as if deleted just after).
+   */
+  private async deliverToLiveMailboxes(q: QueuedInbound): Promise<void> {
+    try {
+      await this.receiving.deliverQueued(q);
+    } catch (err) {
+      if (err instanceof AppError || err instanceof QueueClaimLost || isStorageUnavailable(err)) throw err;
+      const live = await withoutDeletedMailboxes(this.db, q);
+      if (live === q) throw err;
+      if (live.envelope.recipients.length === 0) {
+        await dropUndeliverable(this.db, q);
+        this.log.info('smtp.inbound_dropped', { queueId: q.id, reason: 'every recipient mailbox was deleted' });
+        return;
+      }
+      await this.receiving.deliverQueued(live);
+    }
+  }
+
+  private async recordFailure(q: QueuedInbound, err: unknown): Promise<void> {
+    const reason = err instanceof AppError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
+    if (err instanceof AppError || (!isStorageUnavailable(err) && q.attempts >= this.options.maxAttempts)) {
+      await failInbound(this.db, q, reason);
+      this.log.error('smtp.inbound_failed', { queueId: q.id, attempts: q.attempts, reason });
+      return;
+    }
+    const runAfter = new Date(this.clock.now().getTime() + retryDelayMs(q.attempts, this.options.retry));
+    await postponeInbound(this.db, q, runAfter, reason);
+    this.log.warn('smtp.inbound_retry', { queueId: q.id, attempts: q.attempts, runAfter, err });
+  }
+}

@@ -1,0 +1,264 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE, type TestServer } from '../support/harness.js';
+import { rowsOf, waitFor } from '../delivery/helpers.js';
+import { deliverQueued } from '../support/inbound-queue.js';
+import { startDnsStub } from '../transport/dns-stub.js';
+import { SmtpWire, rfc5322 } from './smtp-wire.js';
+import { mxPort, startSmtpTestServer } from './world.js';
+import { reservationFor } from '../../src/core/delivery/receiving/receiving.service.js';
+import { claimInbound, QueueClaimLost } from '../../src/core/delivery/receiving/inbound-queue.store.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startRuntime } from '../../src/runtime/runtime.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { sql } from '../../src/storage/database.js';
+
+// Queued intake on port 25 (docs/api.md, "Queued intake"): the 250 follows the commit of a queue
+// row, the worker stores the message behind it, exactly once, and settles the quota reserved.
+
+let server: TestServer;
+let dns: Awaited<ReturnType<typeof startDnsStub>>;
+let x: { domainId: string; name: string; token: string };
+const q = rowsOf(() => server);
+let boxes = 0;
+const newBox = () => server.createMailbox(x.token, `box${++boxes}@${x.name}`);
+const setQuota = (mailboxId: string, bytes: number | null) =>
+  q`update mailbox set storage_quota_bytes = ${bytes} where id = ${mailboxId}`;
+const used = async (mailboxId: string) =>
+  Number((await q`select storage_used_bytes from mailbox where id = ${mailboxId}`)[0].storage_used_bytes);
+const stored = (mailboxId: string) =>
+  q`select id, subject, stored_bytes from message where mailbox_id = ${mailboxId} order by created_at`;
+const queueRow = async (id: string) => (await q`select * from inbound_queue where id = ${id}`)[0];
+
+/** One message over the wire, as a remote MTA sends it; the final reply line. */
+async function send(port: number, to: string, raw: string, from = 'news@sender.example'): Promise<string> {
+  const wire = await SmtpWire.connect(port);
+  await wire.cmd('EHLO peer.sender.example', 250);
+  await wire.cmd(`MAIL FROM:<${from}>`, 250);
+  await wire.cmd(`RCPT TO:<${to}>`, 250);
+  await wire.cmd('DATA', 354);
+  const reply = await wire.cmd(`${raw}\r\n.`);
+  await wire.cmd('QUIT', 221);
+  return reply.last;
+}
+const queueIdOf = (reply: string) => /^250 2\.0\.0 Queued as (inq_\w+)$/.exec(reply)?.[1];
+
+beforeAll(async () => {
+  dns = await startDnsStub({
+    'sender.example': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+    '_dmarc.sender.example': { TXT: ['v=DMARC1; p=none'] },
+  });
+  server = await startSmtpTestServer({ env: { DNS_SERVERS: dns.server } });
+  x = await server.createDomain();
+});
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
+
+describe('queued intake on port 25', () => {
+  it('answers 250 after the queue row commits, reserves quota, and the worker stores it once and settles', async () => {
+    const box = await newBox();
+    await setQuota(box.mailboxId, 10_000_000);
+    const raw = rfc5322({
+      from: 'news@sender.example',
+      to: box.address,
+      subject: 'queued one',
+      body: 'x'.repeat(3000),
+    });
+    const queueId = queueIdOf(await send(mxPort(server), box.address, raw));
+    expect(queueId).toBeDefined();
+    const row = await queueRow(queueId!);
+    expect(row).toMatchObject({ status: 'pending', mail_from: 'news@sender.example', helo: 'peer.sender.example' });
+    expect(Buffer.from(row.raw).toString()).toBe(`${raw}\r\n`);
+    expect(row.recipients).toEqual([{ address: box.address, mailboxId: box.mailboxId, quotaLimited: true }]);
+    // Reserved at intake, nothing stored yet.
+    expect(await used(box.mailboxId)).toBe(reservationFor(row.raw.length));
+    expect(await stored(box.mailboxId)).toHaveLength(0);
+
+    await deliverQueued(server.runtime, queueId);
+    const [message, ...more] = await stored(box.mailboxId);
+    expect(more).toHaveLength(0);
+    expect(message.subject).toBe('queued one');
+    expect(await queueRow(queueId!)).toBeUndefined();
+    // Settled: the counter is what the message occupies, no more.
+    expect(await used(box.mailboxId)).toBe(Number(message.stored_bytes));
+    const { body } = await server.api(box.token).get(`/api/messages/${message.id}`);
+    expect(body.data).toMatchObject({ origin: 'external', authentication: { spf: 'pass' } });
+  });
+
+  it('reserves nothing in a mailbox without a quota', async () => {
+    const box = await newBox();
+    const queueId = queueIdOf(
+      await send(mxPort(server), box.address, rfc5322({ from: 'news@sender.example', to: box.address })),
+    );
+    expect((await queueRow(queueId!)).recipients[0].quotaLimited).toBe(false);
+    expect(await used(box.mailboxId)).toBe(0);
+    await deliverQueued(server.runtime, queueId);
+    expect(await used(box.mailboxId)).toBe(Number((await stored(box.mailboxId))[0].stored_bytes));
+  });
+
+  it('near the quota, where the reservation does not fit, the exact charge of the direct path decides', async () => {
+    const box = await newBox();
+    const raw = rfc5322({ from: 'news@sender.example', to: box.address, subject: 'fits exactly' });
+    await setQuota(box.mailboxId, 5_000); // room for the message, not for reservationFor(its size)
+    expect(reservationFor(raw.length)).toBeGreaterThan(5_000);
+    expect(await send(mxPort(server), box.address, raw)).toBe('250 2.0.0 Delivered');
+    expect(await stored(box.mailboxId)).toHaveLength(1);
+    expect(
+      await q`select id from inbound_queue where recipients @> ${JSON.stringify([{ mailboxId: box.mailboxId }])}::jsonb`,
+    ).toHaveLength(0);
+  });
+
+  it('a worker whose lease ran out cannot store the message a second time', async () => {
+    const box = await newBox();
+    const queueId = queueIdOf(
+      await send(
+        mxPort(server),
+        box.address,
+        rfc5322({ from: 'news@sender.example', to: box.address, subject: 'once' }),
+      ),
+    );
+    const { db, clock, transport } = server.runtime.services;
+    // Worker A claims it and stalls past its lease (a kill -9 leaves exactly this behind) …
+    const [stale] = await claimInbound(db, 'worker-a', 1, 1, clock.now());
+    expect(stale!.id).toBe(queueId);
+    await new Promise((r) => setTimeout(r, 5));
+    // … worker B takes it over and stores it …
+    await deliverQueued(server.runtime, queueId);
+    // … and A, waking up, finds the row gone: its transaction rolls back.
+    await expect(transport.receiving.deliverQueued(stale!)).rejects.toBeInstanceOf(QueueClaimLost);
+    expect((await stored(box.mailboxId)).map((m) => m.subject)).toEqual(['once']);
+  });
+
+  it('a refusal found behind the 250 sets the message aside (failed, with its reason) and gives the reservation back', async () => {
+    const box = await newBox();
+    await setQuota(box.mailboxId, 10_000_000);
+    const spoofed = `ceo-${boxes}.example`;
+    const raw = rfc5322({ from: `boss@${spoofed}`, to: box.address, subject: 'unsigned' });
+    const queueId = queueIdOf(await send(mxPort(server), box.address, raw, `boss@${spoofed}`));
+    expect(queueId).toBeDefined(); // not hosted when it arrived …
+    await server.createDomain(spoofed); // … hosted before the worker got to it: our DKIM signature is required
+    await expect(deliverQueued(server.runtime, queueId)).rejects.toThrow(/HOSTED_SENDER_UNSIGNED/);
+    expect(await queueRow(queueId!)).toMatchObject({
+      status: 'failed',
+      last_error: expect.stringMatching(/^HOSTED_SENDER_UNSIGNED/),
+    });
+    expect(await stored(box.mailboxId)).toHaveLength(0);
+    expect(await used(box.mailboxId)).toBe(0);
+  });
+
+  it('a mailbox deleted while the message waited gets no copy; the other recipients do', async () => {
+    const [kept, deleted, alone] = [await newBox(), await newBox(), await newBox()];
+    const wire = await SmtpWire.connect(mxPort(server));
+    await wire.cmd('EHLO peer.sender.example', 250);
+    await wire.cmd('MAIL FROM:<news@sender.example>', 250);
+    await wire.cmd(`RCPT TO:<${kept.address}>`, 250);
+    await wire.cmd(`RCPT TO:<${deleted.address}>`, 250);
+    await wire.cmd('DATA', 354);
+    const both = queueIdOf(
+      (await wire.cmd(`${rfc5322({ from: 'news@sender.example', to: kept.address, subject: 'two' })}\r\n.`)).last,
+    );
+    await wire.cmd('QUIT', 221);
+    const lone = queueIdOf(
+      await send(mxPort(server), alone.address, rfc5322({ from: 'news@sender.example', to: alone.address })),
+    );
+    await q`delete from mailbox where id in (${deleted.mailboxId}, ${alone.mailboxId})`;
+    await deliverQueued(server.runtime, both);
+    await deliverQueued(server.runtime, lone);
+    expect((await stored(kept.mailboxId)).map((m) => m.subject)).toEqual(['two']);
+    expect(await q`select id from message where mailbox_id in (${deleted.mailboxId}, ${alone.mailboxId})`).toHaveLength(
+      0,
+    );
+    expect(await queueRow(both!)).toBeUndefined();
+    expect(await queueRow(lone!)).toBeUndefined();
+  });
+
+  it('refuses before the 250 what the direct path refuses: a MIME bomb is 554 and leaves no queue row', async () => {
+    const box = await newBox();
+    let body = 'leaf\r\n';
+    for (let i = 40; i >= 0; i--)
+      body = `--n${i}\r\nContent-Type: multipart/mixed; boundary="n${i + 1}"\r\n\r\n${body}--n${i}--\r\n`;
+    const raw = `From: bomb@sender.example\r\nTo: ${box.address}\r\nSubject: bomb\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="n0"\r\n\r\n${body}`;
+    const before = (await q`select count(*)::int as n from inbound_queue`)[0].n;
+    expect(await send(mxPort(server), box.address, raw, 'bomb@sender.example')).toMatch(/^554 5\.6\.0 /);
+    expect((await q`select count(*)::int as n from inbound_queue`)[0].n).toBe(before);
+  });
+
+  it('the worker role delivers what its own process queued, at once', async () => {
+    const withWorker = await startSmtpTestServer({
+      roles: ['api', 'smtp', 'worker'],
+      env: { DNS_SERVERS: dns.server, INBOUND_QUEUE_POLL_INTERVAL: '1h' }, // no poll: only the wake-up can deliver
+    });
+    try {
+      const d = await withWorker.createDomain();
+      const box = await withWorker.createMailbox(d.token, `w@${d.name}`);
+      const reply = await send(
+        mxPort(withWorker),
+        box.address,
+        rfc5322({ from: 'news@sender.example', to: box.address, subject: 'woken' }),
+      );
+      expect(queueIdOf(reply)).toBeDefined();
+      const list = await waitFor(
+        async () => {
+          const { body } = await withWorker.api(box.token).get('/api/messages');
+          return body.data.items.length > 0 && body.data.items;
+        },
+        10_000,
+        'the worker to store the queued message',
+      );
+      expect(list.map((m: { subject: string }) => m.subject)).toEqual(['woken']);
+    } finally {
+      await withWorker.close();
+    }
+  });
+
+  it.runIf(ENGINE === 'postgres')(
+    'a worker in another process delivers what an smtp-only process queued (its poll)',
+    async () => {
+      const box = await newBox();
+      const worker = await startRuntime(
+        loadConfig({
+          DATABASE_URL: server.databaseUrl!,
+          MAILBOX_DATA_DIR: server.dataDir,
+          MAILBOX_SECRET_KEY: server.runtime.services.config.MAILBOX_SECRET_KEY!,
+          DNS_SERVERS: dns.server,
+          SMTP_HOSTNAME: 'mail.test',
+          INBOUND_QUEUE_POLL_INTERVAL: '50ms',
+          HEALTH_SERVER: 'false',
+        }),
+        { roles: ['worker'], log: silentLogger },
+      );
+      try {
+        const queueId = queueIdOf(
+          await send(
+            mxPort(server),
+            box.address,
+            rfc5322({ from: 'news@sender.example', to: box.address, subject: 'polled' }),
+          ),
+        );
+        await waitFor(async () => (await queueRow(queueId!)) === undefined, 10_000, 'the other process to deliver');
+        expect((await stored(box.mailboxId)).map((m) => m.subject)).toEqual(['polled']);
+      } finally {
+        await worker.close();
+      }
+    },
+  );
+});
+
+describe('SMTP_INBOUND_QUEUE=false', () => {
+  it('stores before the 250, as before queued intake', async () => {
+    const direct = await startSmtpTestServer({ env: { DNS_SERVERS: dns.server, SMTP_INBOUND_QUEUE: 'false' } });
+    try {
+      const d = await direct.createDomain();
+      const box = await direct.createMailbox(d.token, `d@${d.name}`);
+      expect(await send(mxPort(direct), box.address, rfc5322({ from: 'news@sender.example', to: box.address }))).toBe(
+        '250 2.0.0 Delivered',
+      );
+      expect(
+        await direct.runtime.services.db.rows(sql`select id from message where mailbox_id = ${box.mailboxId}`),
+      ).toHaveLength(1);
+    } finally {
+      await direct.close();
+    }
+  });
+});
