@@ -9,6 +9,7 @@ import { rfc5322 } from '../smtp/smtp-wire.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
+import { until } from './support/until.js';
 import { seededRandom } from './support/fault-sink.js';
 
 // Queued intake on port 25 (docs/api.md, "Queued intake"): exactly once across worker kill -9.
@@ -54,14 +55,6 @@ const QUOTA_BYTES = 50 * 1024 * 1024;
 const QUEUE_DRAIN_MS = 60_000;
 const SEED = Number(process.env.RELIABILITY_SEED ?? 20261128);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** A text body of roughly `bytes` bytes in lines of ordinary length, from the seeded random. */
 function body(random: () => number, i: number, bytes: number): string {

@@ -11,6 +11,7 @@ import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { FULL, scale } from './support/scale.js';
+import { until } from './support/until.js';
 import { seededRandom, startFaultSink, type FaultSink } from './support/fault-sink.js';
 
 // Issue 6, "Outbound under faults": N messages to external recipients through a relay that
@@ -37,14 +38,6 @@ const LEASE_MS = scale(5_000, 30_000);
 const POLL_MS = 200;
 const CHECK_AFTER_RESTART_MS = scale(LEASE_MS + 2 * POLL_MS + 3_000, 60_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('outbound delivery under relay faults and worker crashes', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;

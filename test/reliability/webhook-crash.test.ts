@@ -16,6 +16,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { webhookLeaseMs } from '../../src/core/webhooks/webhook-worker.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
+import { until } from './support/until.js';
 import { seededRandom } from './support/fault-sink.js';
 
 // Issue 13, "Webhooks": no event lost across a worker kill -9. Mail arrives over SMTP (MX) at an
@@ -52,14 +53,6 @@ const LEASE_MS = webhookLeaseMs(WORKER_LEASE_MS, TIMEOUT_MS);
 const REPLACEMENT_SILENT_MS = 250;
 const SEED = Number(process.env.RELIABILITY_SEED ?? 20261126);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 interface Arrival {
   id: string;

@@ -12,6 +12,7 @@ import {
   type ClaimedDelivery,
 } from './webhook-outbox.store.js';
 import { sendWebhook } from './webhook-sender.js';
+import { PollingLoop } from '../housekeeping/polling-loop.js';
 
 export interface WebhookWorkerOptions {
   workerId: string;
@@ -44,57 +45,30 @@ export const webhookLeaseMs = (workerLeaseMs: number, timeoutMs: number): number
  * queue. Wakes on every event of this process, and polls for the rest (other replicas, retries).
  */
 export class WebhookWorker {
-  private running = false;
-  private loops: Promise<void>[] = [];
-  private readonly sleepers = new Set<() => void>();
+  private readonly loop: PollingLoop;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly services: Services,
     private readonly cipher: TokenCipher,
     private readonly options: WebhookWorkerOptions,
-  ) {}
+  ) {
+    this.loop = new PollingLoop(() => this.runOnce(), {
+      intervalMs: options.pollIntervalMs,
+      concurrency: options.concurrency,
+      onError: (err) => services.log.warn('webhook.poll_failed', { workerId: options.workerId, err }),
+    });
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.unsubscribe = this.services.bus.subscribe(() => this.kick());
-    this.loops = Array.from({ length: this.options.concurrency }, () => this.loop());
+    this.unsubscribe ??= this.services.bus.subscribe(() => this.loop.kick());
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
     this.unsubscribe?.();
-    this.kick();
-    await Promise.all(this.loops);
-  }
-
-  private kick(): void {
-    for (const wake of this.sleepers) wake();
-  }
-
-  private async loop(): Promise<void> {
-    while (this.running) {
-      let worked = false;
-      try {
-        worked = await this.runOnce();
-      } catch (err) {
-        this.services.log.warn('webhook.poll_failed', { workerId: this.options.workerId, err });
-      }
-      if (!worked && this.running) await this.sleep(this.options.pollIntervalMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
-    });
+    this.unsubscribe = undefined;
+    await this.loop.stop();
   }
 
   /** Claims and attempts one due delivery; false when nothing was due. */

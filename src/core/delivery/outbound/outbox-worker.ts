@@ -4,6 +4,7 @@ import { claimDueJob, finishJob, postponeJob, type ClaimedJob } from './outbox-j
 import { deliverMessage, type TransferContext } from './deliver-job.js';
 import { withLease } from './job-lease.js';
 import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from './retry.js';
+import { PollingLoop } from '../../housekeeping/polling-loop.js';
 
 export interface OutboxWorkerOptions {
   pollIntervalMs: number;
@@ -25,38 +26,37 @@ const DEFAULT_EXTERNAL_RETRY_MS = 10 * 60_000;
  * workers: jobs are claimed with SKIP LOCKED under a lease, recipients are delivered at most once.
  */
 export class OutboxWorker {
-  private running = false;
-  private loop: Promise<void> | undefined;
+  private readonly loop: PollingLoop;
   private unsubscribe: (() => void) | undefined;
-  private wake: (() => void) | undefined;
-  private kicked = false;
 
   constructor(
     protected readonly services: Services,
     protected readonly options: OutboxWorkerOptions,
-  ) {}
+  ) {
+    this.loop = new PollingLoop(() => this.runOnce(), {
+      intervalMs: options.pollIntervalMs,
+      // Claiming failed (database down …): wait a poll interval rather than spin.
+      onError: (err) => services.log.warn('outbox.poll_failed', { workerId: options.workerId, err }),
+    });
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.unsubscribe = this.services.bus.subscribe((event) => {
+    this.unsubscribe ??= this.services.bus.subscribe((event) => {
       if (event.type === 'message.sent' || event.type === 'message.approved') this.kick();
     });
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops polling and waits for the job in flight to finish (its lease is then released). */
   async stop(): Promise<void> {
-    this.running = false;
     this.unsubscribe?.();
-    this.wake?.();
-    await this.loop;
+    this.unsubscribe = undefined;
+    await this.loop.stop();
   }
 
   /** Looks for due work now instead of at the next poll. */
   kick(): void {
-    this.kicked = true;
-    this.wake?.();
+    this.loop.kick();
   }
 
   /** Claims and processes one due job; false when nothing was due. */
@@ -66,19 +66,6 @@ export class OutboxWorker {
     if (!job) return false;
     await this.withJobSpan(job, () => this.process(job));
     return true;
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let worked = false;
-      try {
-        worked = await this.runOnce();
-      } catch (err) {
-        // Claiming failed (database down …): wait a poll interval rather than spin.
-        this.services.log.warn('outbox.poll_failed', { workerId: this.options.workerId, err });
-      }
-      if (!worked && this.running) await this.sleep();
-    }
   }
 
   private async process(job: ClaimedJob): Promise<void> {
@@ -172,22 +159,5 @@ export class OutboxWorker {
       { 'mailbox.job_id': job.id, 'mailbox.message_id': job.messageId, 'mailbox.attempt': job.attempts },
       fn,
     );
-  }
-
-  private sleep(): Promise<void> {
-    if (this.kicked) {
-      this.kicked = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        this.kicked = false;
-        resolve();
-      };
-      const timer = setTimeout(done, this.options.pollIntervalMs);
-      this.wake = done;
-    });
   }
 }

@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Clock } from '../../time.js';
 import { retryDelayMs, type RetryPolicy } from '../outbound/retry.js';
+import { PollingLoop } from '../../housekeeping/polling-loop.js';
 import type { ReceivingService } from './receiving.service.js';
 import {
   claimInbound,
@@ -39,11 +40,8 @@ export interface InboundQueueWorkerOptions {
  * down, a bug) is retried with backoff, then set aside the same way after `maxAttempts`.
  */
 export class InboundQueueWorker {
-  private running = false;
-  private loop: Promise<void> | undefined;
+  private readonly loop: PollingLoop;
   private unsubscribe: (() => void) | undefined;
-  private wake: (() => void) | undefined;
-  private kicked = false;
 
   constructor(
     private readonly db: Database,
@@ -51,26 +49,23 @@ export class InboundQueueWorker {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: InboundQueueWorkerOptions,
-  ) {}
+  ) {
+    this.loop = new PollingLoop(async () => (await this.runOnce()) > 0, {
+      intervalMs: options.pollIntervalMs,
+      onError: (err) => log.warn('inbound_queue.poll_failed', { workerId: options.workerId, err }),
+    });
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.unsubscribe = this.receiving.whenQueued(() => this.kick());
-    this.loop = this.run();
+    this.unsubscribe ??= this.receiving.whenQueued(() => this.loop.kick());
+    this.loop.start();
   }
 
   /** Stops claiming and waits for the deliveries in flight. */
   async stop(): Promise<void> {
-    this.running = false;
     this.unsubscribe?.();
-    this.wake?.();
-    await this.loop;
-  }
-
-  kick(): void {
-    this.kicked = true;
-    this.wake?.();
+    this.unsubscribe = undefined;
+    await this.loop.stop();
   }
 
   /** Claims and delivers one batch; the number of rows claimed. */
@@ -84,33 +79,6 @@ export class InboundQueueWorker {
     );
     await Promise.all(claimed.map((q) => this.deliver(q)));
     return claimed.length;
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let claimed = 0;
-      this.kicked = false;
-      try {
-        claimed = await this.runOnce();
-      } catch (err) {
-        this.log.warn('inbound_queue.poll_failed', { workerId: this.options.workerId, err });
-      }
-      if (claimed === 0 && this.running && !this.kicked) await this.sleep();
-    }
-  }
-
-  private sleep(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollIntervalMs);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = () => {
-        this.wake = undefined;
-        done();
-      };
-    });
   }
 
   private async deliver(q: QueuedInbound): Promise<void> {
