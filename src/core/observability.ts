@@ -17,7 +17,10 @@ export interface Observability {
     attributes: Record<string, string | number>,
     fn: () => Promise<T>,
   ): Promise<T>;
-  /** `count` per-recipient delivery attempts by route (local, relay, mx) and result. */
+  /**
+   * `count` per-recipient delivery attempts by route (local, relay, mx) and result; route `inbound`
+   * is port 25's queue (one per mailbox copy stored, one per message deferred or set aside).
+   */
   deliveryOutcome(route: string, result: string, count?: number): void;
 }
 

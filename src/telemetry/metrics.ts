@@ -16,6 +16,17 @@ const queueAge = new Gauge({
   help: 'Age of the oldest unfinished outbox job (0 when none)',
   registers: [registry],
 });
+const inboundDepth = new Gauge({
+  name: 'mailbox_inbound_queue_depth',
+  help: "Port 25's queued intake: messages waiting for the worker (pending) and set aside undelivered (failed)",
+  labelNames: ['status'] as const,
+  registers: [registry],
+});
+const inboundAge = new Gauge({
+  name: 'mailbox_inbound_queue_oldest_age_seconds',
+  help: 'Age of the oldest message waiting in the inbound queue (0 when none)',
+  registers: [registry],
+});
 const eventLogLag = new Gauge({
   name: 'mailbox_event_log_lag_seconds',
   help: "How far this process's live event feed (the event bus) trails the durable event log: newest logged event minus newest announced one",
@@ -49,13 +60,21 @@ export function createMetrics(services: MetricSources): { render(): Promise<stri
 
   async function refreshDatabaseGauges(): Promise<void> {
     const now = services.clock.now();
-    const [jobs, events] = await Promise.all([
+    const [jobs, inbound, events] = await Promise.all([
       services.db.one(sql<{ due: unknown; scheduled: unknown; oldest: unknown }>`
         select count(*) filter (where run_after <= ${now} and (lease_until is null or lease_until <= ${now})) as due,
           count(*) filter (where run_after > ${now} or lease_until > ${now}) as scheduled, min(created_at) as oldest
         from outbox_job where status = 'pending'`),
+      services.db.one(sql<{ pending: unknown; failed: unknown; oldest: unknown }>`
+        select count(*) filter (where status = 'pending') as pending, count(*) filter (where status = 'failed') as failed,
+          min(received_at) filter (where status = 'pending') as oldest
+        from inbound_queue`),
       services.db.one(sql<{ newest: unknown }>`select max(occurred_at) as newest from mailbox_event`),
     ]);
+    inboundDepth.set({ status: 'pending' }, num(inbound?.pending));
+    inboundDepth.set({ status: 'failed' }, num(inbound?.failed));
+    const oldestInbound = ms(inbound?.oldest);
+    inboundAge.set(oldestInbound === null ? 0 : Math.max(0, (now.getTime() - oldestInbound) / 1000));
     queueDepth.set({ state: 'due' }, num(jobs?.due));
     queueDepth.set({ state: 'scheduled' }, num(jobs?.scheduled));
     const oldest = ms(jobs?.oldest);

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { sql } from '../../src/storage/database.js';
+import { registry } from '../../src/telemetry/metric-registry.js';
 
 // Queued intake on port 25 (docs/api.md, "Queued intake"): the 250 follows the commit of a queue
 // row, the worker stores the message behind it, exactly once, and settles the quota reserved.
@@ -39,6 +40,17 @@ async function send(port: number, to: string, raw: string, from = 'news@sender.e
   const reply = await wire.cmd(`${raw}\r\n.`);
   await wire.cmd('QUIT', 221);
   return reply.last;
+}
+/** A series of GET /metrics (the database gauges are read at scrape time). */
+async function gauge(series: string): Promise<number | undefined> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+/** mailbox_delivery_outcomes_total{route="inbound", result} as /metrics reports it. */
+async function inboundOutcomes(result: string): Promise<number> {
+  const metric = await registry.getSingleMetric('mailbox_delivery_outcomes_total')!.get();
+  return metric.values.find((v) => v.labels.route === 'inbound' && v.labels.result === result)?.value ?? 0;
 }
 const queueIdOf = (reply: string) => /^250 2\.0\.0 Queued as (inq_\w+)$/.exec(reply)?.[1];
 
@@ -71,11 +83,15 @@ describe('queued intake on port 25', () => {
     expect(row).toMatchObject({ status: 'pending', mail_from: 'news@sender.example', helo: 'peer.sender.example' });
     expect(Buffer.from(row.raw).toString()).toBe(`${raw}\r\n`);
     expect(row.recipients).toEqual([{ address: box.address, mailboxId: box.mailboxId, quotaLimited: true }]);
-    // Reserved at intake, nothing stored yet.
+    // Reserved at intake, nothing stored yet; /metrics shows it waiting.
     expect(await used(box.mailboxId)).toBe(reservationFor(row.raw.length));
     expect(await stored(box.mailboxId)).toHaveLength(0);
+    expect(await gauge('mailbox_inbound_queue_depth{status="pending"}')).toBeGreaterThanOrEqual(1);
 
+    const delivered = () => inboundOutcomes('delivered');
+    const before = await delivered();
     await deliverQueued(server.runtime, queueId);
+    expect(await delivered()).toBe(before + 1); // mailbox_delivery_outcomes_total{route="inbound"}
     const [message, ...more] = await stored(box.mailboxId);
     expect(more).toHaveLength(0);
     expect(message.subject).toBe('queued one');
@@ -138,7 +154,10 @@ describe('queued intake on port 25', () => {
     const queueId = queueIdOf(await send(mxPort(server), box.address, raw, `boss@${spoofed}`));
     expect(queueId).toBeDefined(); // not hosted when it arrived …
     await server.createDomain(spoofed); // … hosted before the worker got to it: our DKIM signature is required
+    const failedBefore = await inboundOutcomes('failed');
     await expect(deliverQueued(server.runtime, queueId)).rejects.toThrow(/HOSTED_SENDER_UNSIGNED/);
+    expect(await inboundOutcomes('failed')).toBe(failedBefore + 1);
+    expect(await gauge('mailbox_inbound_queue_depth{status="failed"}')).toBeGreaterThanOrEqual(1);
     expect(await queueRow(queueId!)).toMatchObject({
       status: 'failed',
       last_error: expect.stringMatching(/^HOSTED_SENDER_UNSIGNED/),

@@ -5,6 +5,7 @@ import type { Logger } from '../../logger.js';
 import type { Clock } from '../../time.js';
 import { retryDelayMs, type RetryPolicy } from '../outbound/retry.js';
 import { PollingLoop } from '../../housekeeping/polling-loop.js';
+import { observability } from '../../observability.js';
 import type { ReceivingService } from './receiving.service.js';
 import {
   claimInbound,
@@ -83,7 +84,8 @@ export class InboundQueueWorker {
 
   private async deliver(q: QueuedInbound): Promise<void> {
     try {
-      await this.deliverToLiveMailboxes(q);
+      const copies = await this.deliverToLiveMailboxes(q);
+      if (copies) observability().deliveryOutcome('inbound', 'delivered', copies);
     } catch (err) {
       if (err instanceof QueueClaimLost) return; // another worker took it over after our lease ran out
       await this.recordFailure(q, err).catch((recordErr: unknown) =>
@@ -97,9 +99,9 @@ export class InboundQueueWorker {
    * A mailbox deleted while the message waited fails the insert of its copy: on such a failure the
    * other recipients get theirs (the deleted one's copy has nowhere to go, as if deleted just after).
    */
-  private async deliverToLiveMailboxes(q: QueuedInbound): Promise<void> {
+  private async deliverToLiveMailboxes(q: QueuedInbound): Promise<number> {
     try {
-      await this.receiving.deliverQueued(q);
+      return (await this.receiving.deliverQueued(q)).messageIds.length;
     } catch (err) {
       if (err instanceof AppError || err instanceof QueueClaimLost || isStorageUnavailable(err)) throw err;
       const live = await withoutDeletedMailboxes(this.db, q);
@@ -107,9 +109,9 @@ export class InboundQueueWorker {
       if (live.envelope.recipients.length === 0) {
         await dropUndeliverable(this.db, q);
         this.log.info('smtp.inbound_dropped', { queueId: q.id, reason: 'every recipient mailbox was deleted' });
-        return;
+        return 0;
       }
-      await this.receiving.deliverQueued(live);
+      return (await this.receiving.deliverQueued(live)).messageIds.length;
     }
   }
 
@@ -117,11 +119,13 @@ export class InboundQueueWorker {
     const reason = err instanceof AppError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
     if (err instanceof AppError || (!isStorageUnavailable(err) && q.attempts >= this.options.maxAttempts)) {
       await failInbound(this.db, q, reason);
+      observability().deliveryOutcome('inbound', 'failed');
       this.log.error('smtp.inbound_failed', { queueId: q.id, attempts: q.attempts, reason });
       return;
     }
     const runAfter = new Date(this.clock.now().getTime() + retryDelayMs(q.attempts, this.options.retry));
     await postponeInbound(this.db, q, runAfter, reason);
+    observability().deliveryOutcome('inbound', 'deferred');
     this.log.warn('smtp.inbound_retry', { queueId: q.id, attempts: q.attempts, runAfter, err });
   }
 }

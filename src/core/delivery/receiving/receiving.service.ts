@@ -39,6 +39,9 @@ export const reservationFor = (rawBytes: number): number => 2 * rawBytes + 8 * 1
  * the direct path, stored before the 250 (InboundDelivery). docs/api.md, "Queued intake".
  */
 export class ReceivingService {
+  private readonly hosted: HostedDomainCache;
+  private readonly queuedListeners = new Set<() => void>();
+
   constructor(
     private readonly db: Database,
     private readonly delivery: InboundDelivery,
@@ -53,9 +56,6 @@ export class ReceivingService {
   ) {
     this.hosted = new HostedDomainCache(db, clock);
   }
-
-  private readonly hosted: HostedDomainCache;
-  private readonly queuedListeners = new Set<() => void>();
 
   /** `listener` is told after each commit of a queued message (the worker of this process). */
   whenQueued(listener: () => void): () => void {
