@@ -113,6 +113,33 @@ describe('queued intake on port 25', () => {
     expect(await used(box.mailboxId)).toBe(Number((await stored(box.mailboxId))[0].stored_bytes));
   });
 
+  it('a message larger decoded than its reservation charges the excess, refused only where the quota has no room', async () => {
+    // A body of "é" travels as UTF-8 (2 bytes each) but says ISO-8859-1: each byte decodes to a
+    // character of 2 UTF-8 bytes, so raw + text ≈ 3× the raw size, past the reservation (2× + 8 KiB).
+    const latin1 = (to: string, subject: string) =>
+      `From: news@sender.example\r\nTo: ${to}\r\nSubject: ${subject}\r\nMIME-Version: 1.0\r\n` +
+      'Content-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: 8bit\r\n\r\n' +
+      Array.from({ length: 250 }, () => `${'é'.repeat(78)}`).join('\r\n');
+    const roomy = await newBox();
+    await setQuota(roomy.mailboxId, 10_000_000);
+    const big = queueIdOf(await send(mxPort(server), roomy.address, latin1(roomy.address, 'accented')));
+    const reserved = Number((await queueRow(big!)).reserved_bytes);
+    await deliverQueued(server.runtime, big);
+    const [message] = await stored(roomy.mailboxId);
+    expect(Number(message.stored_bytes)).toBeGreaterThan(reserved); // the excess path
+    expect(await used(roomy.mailboxId)).toBe(Number(message.stored_bytes));
+
+    const tight = await newBox();
+    const raw = latin1(tight.address, 'no room for the excess');
+    await setQuota(tight.mailboxId, reservationFor(Buffer.byteLength(raw) + 2) + 1_000);
+    const refused = queueIdOf(await send(mxPort(server), tight.address, raw));
+    expect(refused).toBeDefined(); // the reservation fitted
+    await expect(deliverQueued(server.runtime, refused)).rejects.toThrow(/QUOTA_EXCEEDED/);
+    expect(await queueRow(refused!)).toMatchObject({ status: 'failed' });
+    expect(await stored(tight.mailboxId)).toHaveLength(0);
+    expect(await used(tight.mailboxId)).toBe(0); // reservation given back, the counter never passed the quota
+  });
+
   it('near the quota, where the reservation does not fit, the exact charge of the direct path decides', async () => {
     const box = await newBox();
     const raw = rfc5322({ from: 'news@sender.example', to: box.address, subject: 'fits exactly' });
