@@ -10,7 +10,7 @@ import { script, serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
-import { measureDeferredWork } from './indexing.js';
+import { measureDeferredWork } from './deferred-work.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
 

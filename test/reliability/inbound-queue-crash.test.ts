@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createScratchDatabase } from '../support/harness.js';
+import { apiClient, createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, Supervisor, type ServiceProcess } from '../support/processes.js';
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { rfc5322 } from '../smtp/smtp-wire.js';
@@ -107,14 +107,9 @@ describe('queued intake across worker kill -9', () => {
     const boxes: { mailboxId: string; address: string }[] = [];
     for (let i = 0; i < MAILBOXES; i++) {
       const address = `queue${i}@${domain.name}`;
-      const res = await fetch(`${intake.url}/api/mailboxes`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${domain.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ address }),
-      });
-      const created = (await res.json()) as { data: { mailbox: { mailboxId: string } } };
+      const res = await apiClient(intake.url, domain.token).post('/api/mailboxes', { address });
       expect(res.status).toBe(201);
-      boxes.push({ mailboxId: created.data.mailbox.mailboxId, address });
+      boxes.push({ mailboxId: res.body.data.mailbox.mailboxId, address });
     }
     db = new pg.Pool({ connectionString: scratch.url, max: 6 });
     const count = async (query: string, params: unknown[] = []) =>

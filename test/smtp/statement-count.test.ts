@@ -4,9 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, type TestServer } from '../support/harness.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
-import { deliverQueued } from '../support/inbound-queue.js';
-import { InboundQueueWorker } from '../../src/core/delivery/receiving/inbound-queue.worker.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { deliverQueued, queueWorker } from '../support/inbound-queue.js';
 
 // Statements PostgreSQL runs for one message, MAIL FROM to the 250 (BEGIN and COMMIT included):
 // every round trip costs both processes CPU on a shared machine (bench/smtp, README). Counted on
@@ -34,7 +32,6 @@ const MAX_SUBMISSION_ROUND_TRIPS = 4;
 const MAX_INBOUND_ROUND_TRIPS = 3;
 const MAX_INBOUND_DELIVERY_STATEMENTS = 10;
 const MAX_INBOUND_DELIVERY_ROUND_TRIPS = 4;
-const db = () => server.runtime.services.db;
 
 let server: TestServer;
 let alice: { mailboxId: string; address: string; token: string };
@@ -108,20 +105,7 @@ describe.skipIf(ENGINE !== 'postgres')('SMTP: statements per message', () => {
     expect(list.filter((q) => /^\s*commit/i.test(q))).toHaveLength(1);
     await wire.cmd('QUIT', 221);
     // The worker's claim and the transaction that stores the message and deletes its queue row.
-    const worker = new InboundQueueWorker(
-      db(),
-      server.runtime.services.transport.receiving,
-      server.runtime.services.clock,
-      silentLogger,
-      {
-        workerId: 'count',
-        pollIntervalMs: 1_000,
-        leaseMs: 30_000,
-        batch: 32,
-        retry: { baseMs: 1_000, maxMs: 1_000 },
-        maxAttempts: 1,
-      },
-    );
+    const worker = queueWorker(server.runtime);
     let claimed = 0;
     const delivery = await counted(async () => {
       claimed = await worker.runOnce();

@@ -11,15 +11,8 @@ import type { Runtime } from '../../src/runtime/runtime.js';
  * and no poll interval; a worker of the same process may take rows too (SKIP LOCKED).
  */
 export async function deliverQueued(runtime: Runtime, queueId?: string, timeoutMs = 15_000): Promise<void> {
-  const { db, clock } = runtime.services;
-  const worker = new InboundQueueWorker(db, runtime.services.transport.receiving, clock, silentLogger, {
-    workerId: `test-drain:${process.pid}`,
-    pollIntervalMs: 1_000,
-    leaseMs: 30_000,
-    batch: 32,
-    retry: { baseMs: 1_000, maxMs: 1_000 },
-    maxAttempts: 1,
-  });
+  const { db } = runtime.services;
+  const worker = queueWorker(runtime);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await worker.runOnce();
@@ -40,6 +33,22 @@ export async function deliverQueued(runtime: Runtime, queueId?: string, timeoutM
     if (Date.now() > deadline) throw new Error(`inbound queue not delivered after ${timeoutMs} ms`);
     await sleep(20); // held by another worker's lease
   }
+}
+
+/**
+ * An InboundQueueWorker on `runtime`'s services that a test drives with `runOnce` (never started):
+ * one attempt per claim, so a refusal shows at once as a `failed` row.
+ */
+export function queueWorker(runtime: Runtime): InboundQueueWorker {
+  const { db, clock, transport } = runtime.services;
+  return new InboundQueueWorker(db, transport.receiving, clock, silentLogger, {
+    workerId: `test-drain:${process.pid}`,
+    pollIntervalMs: 1_000,
+    leaseMs: 30_000,
+    batch: 32,
+    retry: { baseMs: 1_000, maxMs: 1_000 },
+    maxAttempts: 1,
+  });
 }
 
 const byMxPort = new Map<number, Runtime>();

@@ -38,6 +38,25 @@ describe('PollingLoop (the outbox, webhook and inbound-queue workers)', () => {
     await loop.stop();
   });
 
+  it('wakeOn subscribes the kick while the loop runs, and unsubscribes on stop', async () => {
+    const listeners = new Set<() => void>();
+    const announce = () => listeners.forEach((l) => l());
+    let steps = 0;
+    const loop = new PollingLoop(async () => (steps++, false), {
+      intervalMs: 60_000,
+      onError: () => undefined,
+      wakeOn: (kick) => (listeners.add(kick), () => listeners.delete(kick)),
+    });
+    loop.start();
+    await tick();
+    expect(steps).toBe(1);
+    announce();
+    await tick();
+    expect(steps).toBe(2);
+    await loop.stop();
+    expect(listeners.size).toBe(0);
+  });
+
   it('stop waits for the step in flight; an error is reported and the loop goes on', async () => {
     const errors: unknown[] = [];
     let finished = false;

@@ -49,3 +49,8 @@ export function allFromAddresses(headerLines: readonly { key: string; line: stri
     .map((a) => normalizeAddress(a.address))
     .filter(isAddress);
 }
+
+/** The domains of every From address (lower-case, each once): what the hosted-From rule looks up. */
+export function allFromDomains(headerLines: readonly { key: string; line: string }[]): string[] {
+  return [...new Set(allFromAddresses(headerLines).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
+}

@@ -46,7 +46,6 @@ export const webhookLeaseMs = (workerLeaseMs: number, timeoutMs: number): number
  */
 export class WebhookWorker {
   private readonly loop: PollingLoop;
-  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly services: Services,
@@ -57,18 +56,16 @@ export class WebhookWorker {
       intervalMs: options.pollIntervalMs,
       concurrency: options.concurrency,
       onError: (err) => services.log.warn('webhook.poll_failed', { workerId: options.workerId, err }),
+      wakeOn: (kick) => services.bus.subscribe(kick),
     });
   }
 
   start(): void {
-    this.unsubscribe ??= this.services.bus.subscribe(() => this.loop.kick());
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Claims and attempts one due delivery; false when nothing was due. */

@@ -27,7 +27,6 @@ const DEFAULT_EXTERNAL_RETRY_MS = 10 * 60_000;
  */
 export class OutboxWorker {
   private readonly loop: PollingLoop;
-  private unsubscribe: (() => void) | undefined;
 
   constructor(
     protected readonly services: Services,
@@ -37,21 +36,20 @@ export class OutboxWorker {
       intervalMs: options.pollIntervalMs,
       // Claiming failed (database down …): wait a poll interval rather than spin.
       onError: (err) => services.log.warn('outbox.poll_failed', { workerId: options.workerId, err }),
+      wakeOn: (kick) =>
+        services.bus.subscribe((event) => {
+          if (event.type === 'message.sent' || event.type === 'message.approved') kick();
+        }),
     });
   }
 
   start(): void {
-    this.unsubscribe ??= this.services.bus.subscribe((event) => {
-      if (event.type === 'message.sent' || event.type === 'message.approved') this.kick();
-    });
     this.loop.start();
   }
 
   /** Stops polling and waits for the job in flight to finish (its lease is then released). */
-  async stop(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Looks for due work now instead of at the next poll. */

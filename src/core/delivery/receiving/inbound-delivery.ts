@@ -12,7 +12,7 @@ import { isStorageUnavailable } from '../../../storage/errors.js';
 import { parseMime } from '../../mail/mime-parse.js';
 import { verifyAuthentication, type AuthVerdict } from '../../mail/auth-verdict.js';
 import { OurAuthResultsFilter, withoutOurAuthResults } from '../../mail/auth-results-filter.js';
-import { allFromAddresses } from '../../mail/author-fields.js';
+import { allFromDomains } from '../../mail/author-fields.js';
 import { hostedDomains } from './hosted-dkim.js';
 import { tee } from '../../mail/tee.js';
 import { spool } from '../../mail/spool.js';
@@ -170,8 +170,7 @@ export class InboundDelivery {
     headerLines: readonly { key: string; line: string }[],
     verdict: AuthVerdict | null,
   ): Promise<void> {
-    const domains = [...new Set(allFromAddresses(headerLines).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
-    const hosted = await hostedDomains(this.db, domains);
+    const hosted = await hostedDomains(this.db, allFromDomains(headerLines));
     const signed = new Set(
       (verdict?.dkim ?? []).filter((d) => d.result === 'pass' && d.domain).map((d) => d.domain!.toLowerCase()),
     );

@@ -42,7 +42,6 @@ export interface InboundQueueWorkerOptions {
  */
 export class InboundQueueWorker {
   private readonly loop: PollingLoop;
-  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly db: Database,
@@ -54,19 +53,17 @@ export class InboundQueueWorker {
     this.loop = new PollingLoop(async () => (await this.runOnce()) > 0, {
       intervalMs: options.pollIntervalMs,
       onError: (err) => log.warn('inbound_queue.poll_failed', { workerId: options.workerId, err }),
+      wakeOn: (kick) => receiving.whenQueued(kick),
     });
   }
 
   start(): void {
-    this.unsubscribe ??= this.receiving.whenQueued(() => this.loop.kick());
     this.loop.start();
   }
 
   /** Stops claiming and waits for the deliveries in flight. */
-  async stop(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Claims and delivers one batch; the number of rows claimed. */

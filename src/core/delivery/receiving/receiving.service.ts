@@ -11,7 +11,7 @@ import { SMALL_BLOB_BYTES } from '../../../storage/blobs/blob-store.js';
 import { heldIfSmall } from '../../mail/spool.js';
 import { checkMimeStructure } from '../../mail/mime-caps.js';
 import { topHeaderLines } from '../../mail/raw-headers.js';
-import { allFromAddresses } from '../../mail/author-fields.js';
+import { allFromDomains } from '../../mail/author-fields.js';
 import { HostedDomainCache } from './hosted-domain-cache.js';
 import { routeRecipient } from '../recipient-routing.js';
 import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
@@ -114,7 +114,7 @@ export class ReceivingService {
   /** MIME caps refuse now; a From in a hosted domain is verified now (its refusal is 550 at DATA). */
   private async mayQueue(raw: Buffer): Promise<boolean> {
     await checkMimeStructure(raw);
-    const domains = [...new Set(allFromAddresses(topHeaderLines(raw)).map((a) => a.slice(a.lastIndexOf('@') + 1)))];
+    const domains = allFromDomains(topHeaderLines(raw));
     return domains.length === 0 || (await this.hosted.hostedAmong(domains)).length === 0;
   }
 
