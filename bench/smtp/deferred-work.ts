@@ -3,7 +3,11 @@ import { openOrm } from '../../src/storage/orm.js';
 import { Database } from '../../src/storage/database.js';
 import { SearchIndex } from '../../src/core/search/search-index.store.js';
 import { ReplyTextBackfill } from '../../src/core/extraction/reply-text-backfill.js';
-import { InboundQueueWorker } from '../../src/core/delivery/receiving/inbound-queue.worker.js';
+import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/delivery/intake/intake-queue.worker.js';
+import type { ClaimedRow } from '../../src/core/delivery/intake/intake-queue.store.js';
+import { InboundQueue } from '../../src/core/delivery/receiving/inbound-queue.js';
+import { SubmissionQueue } from '../../src/core/delivery/submission/submission-queue.js';
+import type { Services } from '../../src/core/services.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -21,6 +25,11 @@ export interface DeferredWork {
    * DMARC, message rows), its CPU the worker's (this process) and PostgreSQL's.
    */
   inboundDelivery: IndexingFigures & { workerCpuMsPerMessage: number };
+  /**
+   * Port 587's queued submission written as messages (the worker: parse, attachments, the message
+   * rows, outbox job, audit entry, event), its CPU the worker's and PostgreSQL's.
+   */
+  submissionWrite: IndexingFigures & { workerCpuMsPerMessage: number };
   /** Search vectors of the accepted mail (the core's SearchIndex, batches of 200). */
   search: IndexingFigures;
   /** The reply text of the inbound messages (ReplyTextBackfill): its CPU is the worker's (this process). */
@@ -38,7 +47,16 @@ export async function measureDeferredWork(
   database: string,
 ): Promise<DeferredWork> {
   // First: the other passes work on the messages this one stores.
-  const inboundDelivery = await measureInboundDelivery(env, database);
+  const inboundDelivery = await measureQueue(
+    env,
+    database,
+    (s) => new InboundQueue(s.db, s.transport.receiving, silentLogger),
+  );
+  const submissionWrite = await measureQueue(
+    env,
+    database,
+    (s) => new SubmissionQueue(s.db, s.transport.submission, silentLogger),
+  );
   const search = await measurePass(databaseUrl, database, (db) => {
     const index = new SearchIndex(db);
     return () => index.indexSome();
@@ -53,18 +71,19 @@ export async function measureDeferredWork(
     const backfill = new ReplyTextBackfill(db);
     return () => backfill.fillSome();
   });
-  return { inboundDelivery, search: searchFigures, replyText };
+  return { inboundDelivery, submissionWrite, search: searchFigures, replyText };
 }
 
-/** The inbound queue delivered by the worker's own code, in this process, until it is empty. */
-async function measureInboundDelivery(
+/** An intake queue stored by the worker's own code, in this process, until it is empty. */
+async function measureQueue<Q extends ClaimedRow>(
   env: Record<string, string>,
   database: string,
+  queueOf: (services: Services) => IntakeQueue<Q>,
 ): Promise<IndexingFigures & { workerCpuMsPerMessage: number }> {
   const runtime = await startRuntime(loadConfig({ ...env, LOG_LEVEL: 'error' }), { roles: [], log: silentLogger });
   try {
     const s = runtime.services;
-    const worker = new InboundQueueWorker(s.db, s.transport.receiving, s.clock, silentLogger, {
+    const worker = new IntakeQueueWorker(queueOf(s), s.clock, silentLogger, {
       workerId: 'bench',
       pollIntervalMs: 1_000,
       leaseMs: 60_000,

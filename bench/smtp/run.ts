@@ -176,10 +176,18 @@ async function main(): Promise<void> {
     console.log(
       `\ninbound delivery behind the 250 (the worker's pass over port 25's queue): ${delivery.messages} messages at ${delivery.rate} msg/s, worker CPU ${delivery.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${delivery.postgresCpuMsPerMessage} ms/msg`,
     );
-    for (const r of results.filter((x) => x.group === 'inbound' && x.name.startsWith('mailbox-service')))
-      console.log(
-        `  port 25 with ${r.clients} clients, intake and delivery sharing this machine: about ${Math.round(1 / (1 / r.rate + 1 / Math.max(1, delivery.rate)))} msg/s delivered (1 / (1/intake + 1/delivery))`,
-      );
+    const written = deferred.submissionWrite;
+    console.log(
+      `submissions written behind the 250 (the worker's pass over port 587's queue): ${written.messages} messages at ${written.rate} msg/s, worker CPU ${written.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${written.postgresCpuMsPerMessage} ms/msg`,
+    );
+    for (const [group, port, behind] of [
+      ['inbound', 25, delivery],
+      ['submission', 587, written],
+    ] as const)
+      for (const r of results.filter((x) => x.group === group && x.name.startsWith('mailbox-service')))
+        console.log(
+          `  port ${port} with ${r.clients} clients, intake and the worker sharing this machine: about ${Math.round(1 / (1 / r.rate + 1 / Math.max(1, behind.rate)))} msg/s stored (1 / (1/intake + 1/worker))`,
+        );
     const indexing = deferred.search;
     console.log(
       `search indexing left by intake (the worker's pass, off the 250 path): ${indexing.messages} messages at ${indexing.rate} msg/s, PostgreSQL CPU ${indexing.postgresCpuMsPerMessage} ms/msg`,
@@ -238,6 +246,7 @@ async function main(): Promise<void> {
           seconds: SECONDS,
           results,
           inboundDelivery: delivery,
+          submissionWrite: written,
           indexing,
           replyText: deferred.replyText,
         },

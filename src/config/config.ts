@@ -79,7 +79,9 @@ export const configSchema = z.object({
   SMTP_GROUP_COMMIT: bool.default(true),
   /** Queued intake on 25: the 250 follows the commit of a queue row, and the worker role stores the message behind it (docs/api.md, "Queued intake"). */
   SMTP_INBOUND_QUEUE: bool.default(true),
-  /** How often an idle worker looks for mail another process queued on 25 (mail queued in its own process is taken at once). */
+  /** Queued submission on 587: every decision before the 250, which follows the commit of a queue row; the worker role writes the message behind it (docs/api.md, "Queued intake"). */
+  SMTP_SUBMISSION_QUEUE: bool.default(true),
+  /** How often an idle worker looks for mail another process queued on 25 or 587 (mail queued in its own process is taken at once). */
   INBOUND_QUEUE_POLL_INTERVAL: durationMs.default(250),
   /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */
   AUTH_FAILURES_PER_15M: z.coerce.number().int().min(1).default(20),

@@ -8,7 +8,10 @@ import { createPinoLogger } from '../logging/pino-logger.js';
 import { systemClock, type Clock } from '../core/time.js';
 import { createServices, type Services } from '../core/services.js';
 import { loadServerKey } from '../core/keys/server-key.js';
-import { InboundQueueWorker } from '../core/delivery/receiving/inbound-queue.worker.js';
+import { IntakeQueueWorker, type IntakeQueue } from '../core/delivery/intake/intake-queue.worker.js';
+import type { ClaimedRow } from '../core/delivery/intake/intake-queue.store.js';
+import { InboundQueue } from '../core/delivery/receiving/inbound-queue.js';
+import { SubmissionQueue } from '../core/delivery/submission/submission-queue.js';
 import { OutboxWorker } from '../core/delivery/outbound/outbox-worker.js';
 import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/resources/resource-runtime.js';
@@ -173,16 +176,21 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     });
     worker.start();
     closers.push(() => worker.stop());
-    const inboundQueue = new InboundQueueWorker(db, services.transport.receiving, clock, log, {
-      workerId: `${hostname()}:${process.pid}`,
-      pollIntervalMs: config.INBOUND_QUEUE_POLL_INTERVAL,
-      leaseMs: config.WORKER_LEASE,
-      batch: 32,
-      retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
-      maxAttempts: 20,
-    });
-    inboundQueue.start();
-    closers.push(() => inboundQueue.stop());
+    // Ports 25 and 587's queued intake: the messages their 250s promised, stored behind them.
+    const startIntake = <Q extends ClaimedRow>(queue: IntakeQueue<Q>) => {
+      const intake = new IntakeQueueWorker(queue, clock, log, {
+        workerId: `${hostname()}:${process.pid}`,
+        pollIntervalMs: config.INBOUND_QUEUE_POLL_INTERVAL,
+        leaseMs: config.WORKER_LEASE,
+        batch: 32,
+        retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
+        maxAttempts: 20,
+      });
+      intake.start();
+      closers.push(() => intake.stop());
+    };
+    startIntake(new InboundQueue(db, services.transport.receiving, log));
+    startIntake(new SubmissionQueue(db, services.transport.submission, log));
     const webhookWorker = new WebhookWorker(services, services.webhookCipher, {
       workerId: `${hostname()}:${process.pid}`,
       pollIntervalMs: config.WORKER_POLL_INTERVAL,

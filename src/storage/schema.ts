@@ -234,6 +234,25 @@ export interface SenderIdentity {
   mailbox_id: string;
 }
 
+export interface SubmissionQueue {
+  attempts: Generated<number>;
+  id: string;
+  last_error: string | null;
+  lease_until: DbTimestamp | null;
+  locked_by: string | null;
+  mail_from: string;
+  mailbox: DbJson;
+  raw: Buffer;
+  received_at: DbTimestamp;
+  recipients: DbJson;
+  reserved_bytes: DbInt8;
+  run_after: DbTimestamp;
+  status: string;
+  token_id: string;
+  trace_context: string | null;
+  verdict: DbJson;
+}
+
 export interface Thread {
   created_at: DbTimestamp;
   id: string;
@@ -293,6 +312,7 @@ export interface DB {
   message_recipient: MessageRecipient;
   outbox_job: OutboxJob;
   sender_identity: SenderIdentity;
+  submission_queue: SubmissionQueue;
   thread: Thread;
   webhook: Webhook;
   webhook_delivery: WebhookDelivery;

@@ -302,11 +302,13 @@ async function fire(listener: Listener, bomb: Bomb) {
   } finally {
     wire.close();
   }
-  // Port 25's 250 queued the message: the worker role of the same process parses and stores it
-  // behind, and that work is the bomb's cost too, so the meter runs until the queue is empty.
+  // A 250 (25 or 587) queued the message: the worker role of the same process parses and stores it
+  // behind, and that work is the bomb's cost too, so the meter runs until the queues are empty.
   const deadline = Date.now() + 180_000;
-  while (Number((await db.query(`select count(*) as n from inbound_queue where status = 'pending'`)).rows[0].n) > 0) {
-    if (Date.now() > deadline) throw new Error('the inbound queue was not delivered');
+  const pending = `select (select count(*) from inbound_queue where status = 'pending')
+    + (select count(*) from submission_queue where status = 'pending') as n`;
+  while (Number((await db.query(pending)).rows[0].n) > 0) {
+    if (Date.now() > deadline) throw new Error('the intake queues were not stored');
     await new Promise((r) => setTimeout(r, 50));
   }
   // Let the process finish what the reply started (blob deletes after a refusal) before reading it.

@@ -40,7 +40,7 @@ let db: pg.Client;
 
 /**
  * Message-IDs of these, as stored (without angle brackets), that the database holds: stored as
- * messages, or (port 25's queued intake, no worker runs here) in the inbound queue's raw messages.
+ * messages, or (queued intake on 25 and 587, no worker runs here) in a queue's raw messages.
  */
 async function stored(ids: string[]): Promise<Set<string>> {
   const rows = (
@@ -52,7 +52,8 @@ async function stored(ids: string[]): Promise<Set<string>> {
   const queued = (
     await db.query<{ id: string }>(
       `select w.mid as id from unnest($1::text[]) as w(mid)
-        where exists (select 1 from inbound_queue q where position(convert_to('<' || w.mid || '>', 'UTF8') in q.raw) > 0)`,
+        where exists (select 1 from inbound_queue q where position(convert_to('<' || w.mid || '>', 'UTF8') in q.raw) > 0)
+          or exists (select 1 from submission_queue q where position(convert_to('<' || w.mid || '>', 'UTF8') in q.raw) > 0)`,
       [ids],
     )
   ).rows;

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import tls from 'node:tls';
+import { deliveredAfter } from '../support/inbound-queue.js';
 
 export interface Reply {
   code: number;
@@ -17,8 +18,17 @@ export class SmtpWire {
   private buffer = '';
   private waiters: Array<() => void> = [];
   private ended = false;
+  /**
+   * Queued intake: after a 250 naming a queued message on port 587, `reply` resolves once the
+   * message is written (deliveredAfter), so the conversation reads like one that stores before
+   * its 250. Off for a test that looks at the queue itself.
+   */
+  awaitQueued = true;
 
-  private constructor(private socket: net.Socket | tls.TLSSocket) {
+  private constructor(
+    private socket: net.Socket | tls.TLSSocket,
+    private readonly port: number,
+  ) {
     this.attach(socket);
   }
 
@@ -26,7 +36,7 @@ export class SmtpWire {
   static async connect(port: number, greeting: number | string | null = 220, localAddress?: string): Promise<SmtpWire> {
     const socket = net.connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    const wire = new SmtpWire(socket);
+    const wire = new SmtpWire(socket, port);
     if (greeting !== null) await wire.expect(greeting);
     return wire;
   }
@@ -58,7 +68,9 @@ export class SmtpWire {
         const block = m[0];
         this.buffer = this.buffer.slice(block.length);
         const lines = block.split('\r\n').filter(Boolean);
-        return { code: Number(m[1]), lines: lines.map((l) => l.slice(4)), last: lines[lines.length - 1]! };
+        const last = lines[lines.length - 1]!;
+        if (this.awaitQueued && /^250 .* as msg_/.test(last)) await deliveredAfter(this.port, last);
+        return { code: Number(m[1]), lines: lines.map((l) => l.slice(4)), last };
       }
       if (this.ended) throw new Error(`connection closed; unread: ${JSON.stringify(this.buffer)}`);
       if (Date.now() > deadline) throw new Error(`no reply; unread: ${JSON.stringify(this.buffer)}`);

@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer';
+import { deliveredAfter } from '../support/inbound-queue.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type StartTestOptions, type TestServer } from '../support/harness.js';
@@ -30,9 +31,12 @@ export async function loggedInWire(s: TestServer, mailbox: { address: string; to
 /** The self-signed certificate the server generated, so clients can verify it for real. */
 export const serverCert = (s: TestServer): string => readFileSync(path.join(s.dataDir, 'smtp-tls', 'cert.pem'), 'utf8');
 
-/** nodemailer as a submitting client: STARTTLS required, certificate verified against the generated one. */
+/**
+ * nodemailer as a submitting client: STARTTLS required, certificate verified against the generated
+ * one. `sendMail` resolves once a queued message is written (deliveredAfter; queued submission).
+ */
 export function submitter(s: TestServer, user: string, pass: string) {
-  return nodemailer.createTransport({
+  const transport = nodemailer.createTransport({
     host: '127.0.0.1',
     port: submissionPort(s),
     secure: false,
@@ -42,6 +46,14 @@ export function submitter(s: TestServer, user: string, pass: string) {
     connectionTimeout: 5_000,
     greetingTimeout: 5_000,
     socketTimeout: 10_000,
+  });
+  const send = transport.sendMail.bind(transport);
+  return Object.assign(transport, {
+    sendMail: async (mail: Parameters<typeof send>[0]) => {
+      const info = await send(mail);
+      await deliveredAfter(submissionPort(s), info.response);
+      return info;
+    },
   });
 }
 

@@ -74,7 +74,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
       d.sending,
       d.blobs,
       d.log,
-      { maxRecipients: d.config.MAX_RECIPIENTS, group },
+      { maxRecipients: d.config.MAX_RECIPIENTS, group, queue: d.config.SMTP_SUBMISSION_QUEUE },
       d.policy,
     ),
   };

@@ -219,3 +219,18 @@ const stringList = (v: HeaderValue | undefined): string[] =>
   (typeof v === 'string' ? v.split(/\s+/) : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
     .map((s) => storableText(s).trim())
     .filter(Boolean);
+
+/**
+ * In-Reply-To and References exactly as `parseMime` reads them, from the header section alone (the
+ * body is not read): what a decision before the whole parse needs of a reply (queued submission).
+ */
+export async function replyHeaders(
+  raw: Buffer,
+  blobs: BlobStore,
+): Promise<Pick<ParsedMessage, 'inReplyTo' | 'references'>> {
+  const end = raw.indexOf('\r\n\r\n');
+  const parsed = await parseMime(Buffer.concat([raw.subarray(0, end === -1 ? raw.length : end), CRLF_CRLF]), blobs);
+  return { inReplyTo: parsed.inReplyTo, references: parsed.references };
+}
+
+const CRLF_CRLF = Buffer.from('\r\n\r\n');

@@ -59,12 +59,22 @@ export async function settleReservation(
   mailboxId: string,
   reservedBytes: number,
   storedBytes: number,
+  countAs: 'inbound' | 'outbound' = 'inbound',
 ): Promise<void> {
   const delta = Math.ceil(storedBytes) - Math.ceil(reservedBytes);
-  if (delta > 0) return chargeStorage(trx, mailboxId, delta, { countAs: 'inbound' });
-  await sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes + ${delta}, 0),
-    inbound_count = inbound_count + 1 where id = ${mailboxId}`.execute(trx);
+  if (delta > 0) return chargeStorage(trx, mailboxId, delta, { countAs });
+  const counter =
+    countAs === 'inbound' ? sql`inbound_count = inbound_count + 1` : sql`outbound_count = outbound_count + 1`;
+  await sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes + ${delta}, 0), ${counter}
+    where id = ${mailboxId}`.execute(trx);
 }
+
+/**
+ * Quota reserved per mailbox for a queued message (port 25's per recipient, port 587's in the sender's) of `rawBytes`: the raw message with
+ * room for our trace fields, plus its bodies and attachments decoded (at most about its size
+ * again for ordinary mail). The delivery settles it against the real size (settleReservation).
+ */
+export const reservationFor = (rawBytes: number): number => 2 * rawBytes + 8 * 1024;
 
 /** Gives `bytes` back (a deleted message); never below 0. */
 export async function releaseStorage(trx: Sql, mailboxId: string, bytes: number): Promise<void> {

@@ -13,6 +13,7 @@ export { DkimKeyEntity } from './dkim-key.entity.js';
 export { AuditEntryEntity } from './audit-entry.entity.js';
 export { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 export { InboundQueueEntity } from './inbound-queue.entity.js';
+export { SubmissionQueueEntity } from './submission-queue.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
@@ -29,6 +30,7 @@ import { DkimKeyEntity } from './dkim-key.entity.js';
 import { AuditEntryEntity } from './audit-entry.entity.js';
 import { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 import { InboundQueueEntity } from './inbound-queue.entity.js';
+import { SubmissionQueueEntity } from './submission-queue.entity.js';
 
 export const allEntities = [
   DomainEntity,
@@ -51,4 +53,5 @@ export const allEntities = [
   WebhookEntity,
   WebhookDeliveryEntity,
   InboundQueueEntity,
+  SubmissionQueueEntity,
 ];

@@ -10,6 +10,7 @@ import type { CommitGroup } from '../../../storage/commit-group.js';
 import { SMALL_BLOB_BYTES } from '../../../storage/blobs/blob-store.js';
 import { heldIfSmall } from '../../mail/spool.js';
 import { checkMimeStructure } from '../../mail/mime-caps.js';
+import { reservationFor } from '../../quota/storage-quota.store.js';
 import { topHeaderLines } from '../../mail/raw-headers.js';
 import { allFromDomains } from '../../mail/author-fields.js';
 import { HostedDomainCache } from './hosted-domain-cache.js';
@@ -22,13 +23,6 @@ export type { InboundEnvelope } from './inbound-envelope.js';
 
 /** What port 25's DATA ends with: stored in mailboxes now, or queued for the worker behind the 250. */
 export type Accepted = { queued: false; messageIds: string[] } | { queued: true; queueId: string };
-
-/**
- * Quota reserved per recipient mailbox for a queued message of `rawBytes`: the raw message with
- * room for our trace fields, plus its bodies and attachments decoded (at most about its size
- * again for ordinary mail). The delivery settles it against the real size (settleReservation).
- */
-export const reservationFor = (rawBytes: number): number => 2 * rawBytes + 8 * 1024;
 
 /**
  * Inbound mail on the MX port (25) as core use cases: which recipients are ours (never a relay),

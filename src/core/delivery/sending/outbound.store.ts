@@ -9,7 +9,7 @@ import type { Col, Narrow, Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../auth/principal.js';
 import { internetMessageIdFor } from '../threading.js';
 import { createThread, touchThread } from '../thread.store.js';
-import { bodyBytes, chargeStorage } from '../../quota/storage-quota.store.js';
+import { bodyBytes, chargeStorage, settleReservation } from '../../quota/storage-quota.store.js';
 import type { SendAccepted } from './send.schemas.js';
 
 /** The message a reply answers, as the outbound row needs it. */
@@ -53,6 +53,10 @@ export interface OutboundMeta {
   held?: boolean;
   /** RFC 3834 Auto-Submitted value the composed message will carry (loop guard). */
   autoSubmitted?: string | null;
+  /** The message id given out before the write (queued submission's 250); else a new one. */
+  messageId?: string | undefined;
+  /** Quota reserved at intake (queued submission): settled against the stored size instead of charged. */
+  reservedBytes?: number | undefined;
 }
 
 export const bodyFormatOf = (text: string | null, html: string | null): 'text' | 'html' | 'text+html' =>
@@ -84,7 +88,7 @@ export async function writeOutbound(
     (draft.rawSizeBytes ?? 0) +
     bodyBytes(draft.bodyText, draft.bodyHtml) +
     (await unclaimedBytes(trx, mailbox.id, draft.attachmentIds));
-  const messageId = newId(ID_PREFIX.message, at.getTime());
+  const messageId = meta.messageId ?? newId(ID_PREFIX.message, at.getTime());
   const threadId = draft.parent ? draft.parent.threadId : newId(ID_PREFIX.thread, at.getTime());
   const internetMessageId = draft.internetMessageId ?? internetMessageIdFor(messageId, mailbox.address);
   const fromAddress = draft.fromAddress ?? mailbox.address;
@@ -101,7 +105,9 @@ export async function writeOutbound(
   // round trip when pipelined (Database.writeTx). A refusal (quota, an upload) fails the whole
   // transaction, which the caller owns and rolls back.
   const written = [
-    chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound' }),
+    meta.reservedBytes === undefined
+      ? chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound' })
+      : settleReservation(trx, mailbox.id, meta.reservedBytes, storedBytes, 'outbound'),
     draft.parent
       ? touchThread(trx, threadId, at)
       : createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at }),

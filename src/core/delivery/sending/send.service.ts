@@ -17,7 +17,7 @@ import { writeOutbound, recipientsOf, type OutboundDraft } from './outbound.stor
 import { replayIdempotent, requestHash } from './idempotency.js';
 import { findReplyParent } from './reply-parent.js';
 import { replyReferences, replySubject } from '../threading.js';
-import type { OutboundPolicy, PolicyVerdict, SendActor } from '../../policy/outbound-policy.js';
+import type { OutboundPolicy, PolicyDraft, PolicyVerdict, SendActor } from '../../policy/outbound-policy.js';
 import type { AuditStore } from '../../audit/audit.store.js';
 
 export interface SendOptions {
@@ -28,6 +28,25 @@ export interface SendOptions {
   /** Commit in this group (SMTP intake) rather than in a transaction of its own. */
   group?: CommitGroup | null;
 }
+
+/** How an admitted message is written (SendService.write). */
+export interface WriteOptions extends Pick<SendOptions, 'writeWithin' | 'group'> {
+  at: Date;
+  /** The id already given out (queued submission's 250 names it); else a new one. */
+  messageId?: string | undefined;
+  /** Quota reserved for it at intake, settled against what it occupies. */
+  reservedBytes?: number | undefined;
+  idempotencyKey?: string | null;
+  requestHash?: string | null;
+  /** The W3C traceparent its outbox job carries to the worker. */
+  traceContext: string | null;
+}
+
+/** The message the policy judges: its distinct recipients and, for a reply, the parent's id. */
+export const policyDraftOf = (draft: OutboundDraft): PolicyDraft => ({
+  recipients: recipientsOf(draft).map((r) => r.address),
+  parentId: draft.parent?.id ?? null,
+});
 
 /** HTTP and MCP say which channel they are, for the audit trail and the loop guard's header. */
 export interface ChannelSendOptions extends SendOptions {
@@ -113,10 +132,8 @@ export class SendService {
   /**
    * Queues one outbound message of an already authorised mailbox, in the decision order of
    * docs/api.md (scope, checked by the caller → policy → rate limit → approval): idempotent replay
-   * first (a retry costs no budget), then the outbound policy (403, audited), the loop guard's
-   * reply budget and the per-mailbox rate limit (429), then one transaction that queues the
-   * message, or holds it when the policy's approval mode requires, with its audit entry. Events
-   * are published only after commit.
+   * first (a retry costs no budget), then `admit`, then one transaction that queues the message,
+   * or holds it when the policy's approval mode requires, with its audit entry (`write`).
    */
   async submit(
     actor: SendActor,
@@ -131,34 +148,15 @@ export class SendService {
       const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
       if (replay) return replay;
     }
-    const policyDraft = { recipients: recipientsOf(draft).map((r) => r.address), parentId: draft.parent?.id ?? null };
-    const verdict = await this.policy.decide(actor, mailbox, policyDraft);
-    await this.policy.assertReplyBudget(actor, mailbox, policyDraft, verdict);
-    // The mailbox's own limit, else its domain's (read with the MailboxRef), else the configured default.
-    await this.limits.consumeSend(mailbox.id, mailbox.sendRateLimitPerMinute).catch(async (err: Error) => {
-      await this.policy.recordRefusal(actor, mailbox, policyDraft.recipients.length, 'sendRateLimit', err);
-      throw err;
-    });
-    const meta = {
-      at: this.clock.now(),
-      idempotencyKey: key,
-      requestHash: hash,
-      traceContext: observability().currentTraceparent(),
-      held: verdict.hold !== null,
-      autoSubmitted: verdict.autoSubmitted,
-    };
-    let written: Awaited<ReturnType<typeof writeOutbound>>;
+    const verdict = await this.admit(actor, mailbox, policyDraftOf(draft));
     try {
-      const write = async (trx: Sql) => {
-        // Issued together (one round trip when pipelined, Database.writeTx), awaited together.
-        const within = options.writeWithin?.(trx);
-        const outbound = writeOutbound(trx, mailbox, draft, meta, (messageId) =>
-          this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, meta.at), trx),
-        );
-        await settleAll([within, outbound]);
-        return outbound;
-      };
-      written = await (options.group ? options.group.run(mailbox.id, write) : this.db.writeTx(write));
+      return await this.write(actor, mailbox, draft, verdict, {
+        ...options,
+        at: this.clock.now(),
+        idempotencyKey: key,
+        requestHash: hash,
+        traceContext: observability().currentTraceparent(),
+      });
     } catch (err) {
       // A concurrent retry committed first: the unique (mailbox, key) index made us wait, now replay it.
       if (key && hash && isUniqueViolation(err, 'message_idempotency_uq')) {
@@ -167,6 +165,55 @@ export class SendService {
       }
       throw err;
     }
+  }
+
+  /**
+   * Every decision on a message before it is written: the outbound policy (403, audited), the
+   * loop guard's reply budget and the per-mailbox rate limit (429, audited). Queued submission
+   * (587) makes them before its 250 and writes the message behind it with the verdict.
+   */
+  async admit(actor: SendActor, mailbox: MailboxRef, policyDraft: PolicyDraft): Promise<PolicyVerdict> {
+    const verdict = await this.policy.decide(actor, mailbox, policyDraft);
+    await this.policy.assertReplyBudget(actor, mailbox, policyDraft, verdict);
+    // The mailbox's own limit, else its domain's (read with the MailboxRef), else the configured default.
+    await this.limits.consumeSend(mailbox.id, mailbox.sendRateLimitPerMinute).catch(async (err: Error) => {
+      await this.policy.recordRefusal(actor, mailbox, policyDraft.recipients.length, 'sendRateLimit', err);
+      throw err;
+    });
+    return verdict;
+  }
+
+  /**
+   * Writes an admitted message in one transaction (or the SMTP intake's commit group): the message
+   * rows, its outbox job unless held, and its audit entry; the event is published after commit.
+   */
+  async write(
+    actor: SendActor,
+    mailbox: MailboxRef,
+    draft: OutboundDraft,
+    verdict: PolicyVerdict,
+    options: WriteOptions,
+  ): Promise<SendAccepted> {
+    const meta = {
+      at: options.at,
+      messageId: options.messageId,
+      reservedBytes: options.reservedBytes,
+      idempotencyKey: options.idempotencyKey ?? null,
+      requestHash: options.requestHash ?? null,
+      traceContext: options.traceContext,
+      held: verdict.hold !== null,
+      autoSubmitted: verdict.autoSubmitted,
+    };
+    const write = async (trx: Sql) => {
+      // Issued together (one round trip when pipelined, Database.writeTx), awaited together.
+      const within = options.writeWithin?.(trx);
+      const outbound = writeOutbound(trx, mailbox, draft, meta, (messageId) =>
+        this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, meta.at), trx),
+      );
+      await settleAll([within, outbound]);
+      return outbound;
+    };
+    const written = await (options.group ? options.group.run(mailbox.id, write) : this.db.writeTx(write));
     this.log.info('message.queued', {
       mailboxId: mailbox.id,
       messageId: written.accepted.messageId,

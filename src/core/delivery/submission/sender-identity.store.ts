@@ -2,7 +2,7 @@ import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { sql, type Database } from '../../../storage/database.js';
 import type { Col, Row } from '../../../storage/rows.js';
 import { sendRateLimitSql } from '../../ratelimit/send-rate-limit.store.js';
-import { mailboxFullSql } from '../../quota/storage-quota.store.js';
+import { mailboxFullSql, mailboxLimitedSql } from '../../quota/storage-quota.store.js';
 import { policyLayersOf, policyLayersSql, type PolicyLayers, type PolicyLayersRow } from '../../policy/policy.store.js';
 
 type IdentityRow = Row<'mailbox', 'id' | 'address' | 'domain_id' | 'display_name' | 'send_rate_limit_per_minute'> & {
@@ -45,7 +45,8 @@ export async function submissionMailbox(
 
 /**
  * MAIL FROM on 587 in one statement: whether `address` is an active sender identity of the
- * (enabled) mailbox, whether the mailbox is already at its storage quota (mailboxFullSql), and the
+ * (enabled) mailbox, whether the mailbox is already at its storage quota (mailboxFullSql) or has one
+ * at all (queued submission reserves only then), and the
  * policy layers (the mailbox's and the token chain's) this transaction's RCPT TO commands judge by.
  */
 export async function senderAtMailFrom(
@@ -53,12 +54,17 @@ export async function senderAtMailFrom(
   mailboxId: string,
   tokenId: string,
   address: string,
-): Promise<{ identity: boolean; full: boolean; layers: PolicyLayers }> {
-  const row = await db.one(sql<{ identity: boolean; full: boolean } & PolicyLayersRow>`select exists(
+): Promise<{ identity: boolean; full: boolean; limited: boolean; layers: PolicyLayers }> {
+  const row = await db.one(sql<{ identity: boolean; full: boolean; limited: boolean } & PolicyLayersRow>`select exists(
       select 1 from sender_identity si where si.mailbox_id = m.id and si.address = ${address} and si.is_active
-    ) and m.disabled_at is null as identity, ${mailboxFullSql} as full, ${policyLayersSql(mailboxId, tokenId)}
+    ) and m.disabled_at is null as identity, ${mailboxFullSql} as full, ${mailboxLimitedSql} as limited, ${policyLayersSql(mailboxId, tokenId)}
     from mailbox m where m.id = ${mailboxId}`);
-  return { identity: row?.identity === true, full: row?.full === true, layers: policyLayersOf(row) };
+  return {
+    identity: row?.identity === true,
+    full: row?.full === true,
+    limited: row?.limited !== false,
+    layers: policyLayersOf(row),
+  };
 }
 
 /** True when every address is an active sender identity of the (enabled) mailbox (one query). */

@@ -6,12 +6,19 @@ import { isAddress, normalizeAddress } from '../../address.js';
 import type { Logger } from '../../logger.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import type { TokenAuthenticator } from '../../tokens/token-authenticator.js';
-import type { Database, Sql } from '../../../storage/database.js';
+import { settleAll, type Database, type Sql } from '../../../storage/database.js';
 import type { CommitGroup } from '../../../storage/commit-group.js';
 import { deleteUnclaimedAttachments } from '../../attachments/attachment.store.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { SMALL_BLOB_BYTES, type BlobStore } from '../../../storage/blobs/blob-store.js';
-import { parseMime } from '../../mail/mime-parse.js';
+import { parseMime, replyHeaders, type ParsedMessage } from '../../mail/mime-parse.js';
+import { checkMimeStructure } from '../../mail/mime-caps.js';
+import { topHeaderLines } from '../../mail/raw-headers.js';
+import { reservationFor } from '../../quota/storage-quota.store.js';
+import { observability } from '../../observability.js';
+import { findParentByMessageIds, inboundReferences } from '../threading.js';
+import type { OutboundDraft } from '../sending/outbound.store.js';
+import { enqueueSubmission, removeWritten, type QueuedSubmission } from './submission-queue.store.js';
 import { tee } from '../../mail/tee.js';
 import { heldIfSmall, spool } from '../../mail/spool.js';
 import { authorFields } from '../../mail/author-fields.js';
@@ -45,7 +52,12 @@ export class SubmissionService {
     private readonly sending: SendService,
     private readonly blobs: BlobStore,
     private readonly log: Logger,
-    private readonly options: { maxRecipients: number; group?: CommitGroup | null },
+    private readonly options: {
+      maxRecipients: number;
+      group?: CommitGroup | null;
+      /** Queue held messages for the worker behind the 250 (SMTP_SUBMISSION_QUEUE). */
+      queue: boolean;
+    },
     private readonly policy: OutboundPolicy,
   ) {}
 
@@ -61,6 +73,11 @@ export class SubmissionService {
    * at a time per session; the next MAIL FROM replaces it), for its RCPT TO commands.
    */
   private readonly transactionRules = new WeakMap<Submitter, TransactionRules>();
+
+  /** Whether each session's mailbox has a storage quota, read at its MAIL FROM (a queued message reserves only then). */
+  private readonly quotaLimited = new WeakMap<Submitter, boolean>();
+
+  private readonly queuedListeners = new Set<() => void>();
 
   /**
    * AUTH PLAIN/LOGIN: username = an active sender identity, password = a mailbox or domain token
@@ -136,6 +153,7 @@ export class SubmissionService {
     if (!sender.identity) throw new AppError('SENDER_NOT_IDENTITY');
     if (sender.full) throw new AppError('QUOTA_EXCEEDED');
     this.transactionRules.set(submitter, this.policy.rulesOf(sender.layers));
+    this.quotaLimited.set(submitter, sender.limited);
   }
 
   /**
@@ -168,68 +186,194 @@ export class SubmissionService {
     return normalized;
   }
 
+  /** `listener` is told after each commit of a queued submission (the worker of this process). */
+  whenQueued(listener: () => void): () => void {
+    this.queuedListeners.add(listener);
+    return () => this.queuedListeners.delete(listener);
+  }
+
   /**
-   * DATA: stores the raw message and its parts while they arrive, checks the From header, then
-   * queues through SendService.submit (rate limit, one transaction for message, recipients,
-   * outbox job and event). Resolves only after that commit, so 250 means durably queued.
-   * Nothing stays behind on failure (after a lost database connection, the storage sweeper
-   * removes what no row names). `envelope.mailFrom` is the sender `checkSender` accepted for this
+   * DATA. Resolves only after a commit, so 250 means durable. With queued submission
+   * (SMTP_SUBMISSION_QUEUE, the default) a held message is decided in full first (MIME caps, the
+   * From and Sender identities, the token, the outbound policy, the reply budget and rate limit,
+   * the quota reserved) and written to the submission queue in one commit; the worker writes the
+   * message behind the 250 (`storeQueued`) under the id the 250 names. A message too large to
+   * hold, or one whose reservation does not fit, is stored before the 250 (docs/api.md,
+   * "Queued intake"). `envelope.mailFrom` is the sender `checkSender` accepted for this
    * transaction (the channel keeps the envelope of a MAIL FROM it answered 250 only).
    */
-  async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SendAccepted> {
-    const rawKey = `raw/${newId(ID_PREFIX.message)}`;
+  async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SubmissionAccepted> {
+    const receivedAt = new Date();
     // Small mail is read whole first: one buffer for the store and the parser, no tee (nothing
     // is stored yet if the channel's guard refuses it meanwhile).
     const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
+    if (this.options.queue && Buffer.isBuffer(source)) {
+      const queued = await this.enqueue(submitter, envelope, source, receivedAt);
+      if (queued) return queued;
+    }
+    return this.store(submitter, envelope, source);
+  }
+
+  /** Writes a queued submission the worker claimed, as admitted before its 250 (the row goes in the same commit). */
+  async storeQueued(q: QueuedSubmission): Promise<SendAccepted> {
+    const actor: SendActor = { tokenId: q.tokenId, channel: 'smtp' };
+    const envelope = { mailFrom: q.mailFrom, rcptTo: q.recipients };
+    return this.parseAndWrite(q.mailbox, envelope, q.raw, `raw/${q.id}`, {
+      commit: (draft, writeRaw) =>
+        this.sending.write(actor, q.mailbox, draft, q.verdict, {
+          at: q.receivedAt,
+          messageId: q.id,
+          reservedBytes: q.reservedBytes > 0 ? q.reservedBytes : undefined,
+          traceContext: q.traceContext,
+          // The queue row leaves in the transaction that writes the message: exactly once.
+          writeWithin: async (trx) => void (await settleAll([removeWritten(trx, q), writeRaw?.(trx)])),
+          group: this.options.group,
+        }),
+    });
+  }
+
+  /**
+   * The decisions of end of DATA on a held message, then its queue row; null when it must take the
+   * direct path instead (its mailbox too near its quota for the reservation: the exact charge
+   * there refuses only what really does not fit).
+   */
+  private async enqueue(
+    submitter: Submitter,
+    envelope: SubmissionEnvelope,
+    raw: Buffer,
+    receivedAt: Date,
+  ): Promise<SubmissionAccepted | null> {
+    await checkMimeStructure(raw);
+    const headerLines = topHeaderLines(raw);
+    await this.checkAuthors(submitter, envelope, headerLines);
+    await this.recheck(submitter);
+    const recipients = [...new Set(envelope.rcptTo.map(normalizeAddress))].filter(isAddress);
+    const actor = smtpActor(submitter);
+    const parent = headerLines.some((h) => h.key === 'in-reply-to' || h.key === 'references')
+      ? await this.replyParent(submitter.mailbox.id, raw)
+      : undefined;
+    const verdict = await this.sending.admit(actor, submitter.mailbox, { recipients, parentId: parent?.id ?? null });
+    const { id, address, domainId, displayName, sendRateLimitPerMinute } = submitter.mailbox;
+    const row = {
+      id: newId(ID_PREFIX.message, receivedAt.getTime()),
+      receivedAt,
+      mailbox: { id, address, domainId, displayName, sendRateLimitPerMinute },
+      tokenId: submitter.tokenId,
+      mailFrom: normalizeAddress(envelope.mailFrom),
+      recipients,
+      verdict,
+      traceContext: observability().currentTraceparent(),
+      reservedBytes: this.quotaLimited.get(submitter) === false ? 0 : reservationFor(raw.length),
+      raw,
+    };
+    try {
+      const group = this.options.group;
+      await (group
+        ? group.run(id, (trx) => enqueueSubmission(trx, row)) // the mailbox row's lock, as its writes take
+        : this.db.writeTx((trx) => enqueueSubmission(trx, row)));
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') return null;
+      throw err;
+    }
+    this.log.info('smtp.submission_queued', { messageId: row.id, mailboxId: id, recipients: recipients.length });
+    for (const listener of this.queuedListeners) listener();
+    return { messageId: row.id, status: verdict.hold ? 'pending_approval' : 'queued' };
+  }
+
+  /** The message of the mailbox a submission replies to, read from its header section alone. */
+  private async replyParent(mailboxId: string, raw: Buffer) {
+    const { inReplyTo, references } = await replyHeaders(raw, this.blobs);
+    return findParentByMessageIds(this.db.db, mailboxId, inboundReferences(inReplyTo, references));
+  }
+
+  /**
+   * The From header, the Sender header and the envelope sender, all identities of the mailbox.
+   * The envelope sender was read at this transaction's MAIL FROM (checkSender; a deactivated
+   * identity is refused at the next one), so a message whose headers name only it needs no
+   * query; any other address is read now, with it, in one query.
+   */
+  private async checkAuthors(
+    submitter: Submitter,
+    envelope: SubmissionEnvelope,
+    headerLines: readonly { key: string; line: string }[],
+  ): Promise<void> {
+    const author = authorFields(headerLines);
+    const mailFrom = normalizeAddress(envelope.mailFrom);
+    const others = [author.from, ...(author.sender ? [author.sender] : [])].filter((a) => a !== mailFrom);
+    if (
+      !isAddress(mailFrom) ||
+      (others.length > 0 && !(await areActiveIdentities(this.db, submitter.mailbox.id, [mailFrom, ...others])))
+    )
+      throw new AppError('SENDER_NOT_IDENTITY');
+  }
+
+  /**
+   * The direct path: stores the raw message and its parts while they arrive, checks the authors
+   * and the token, then SendService.submit (policy, rate limit, one transaction for message,
+   * recipients, outbox job and event).
+   */
+  private store(submitter: Submitter, envelope: SubmissionEnvelope, source: Buffer | Readable): Promise<SendAccepted> {
+    return this.parseAndWrite(submitter.mailbox, envelope, source, `raw/${newId(ID_PREFIX.message)}`, {
+      check: async (message) => {
+        await this.checkAuthors(submitter, envelope, message.headerLines);
+        await this.recheck(submitter); // again at end of DATA: a transfer may outlast the token
+      },
+      // The whole-message policy decision again at end of DATA (headers: reply parent, approval).
+      commit: (draft, writeWithin) =>
+        this.sending.submit(smtpActor(submitter), submitter.mailbox, draft, { writeWithin, group: this.options.group }),
+    });
+  }
+
+  /**
+   * Parses `source` while storing it under `rawKey` (a small message is held, to be written by
+   * `commit` in its transaction), runs `check`, stages the attachments, builds the OutboundDraft
+   * and hands it to `commit`. Nothing stays behind on failure (after a lost database connection,
+   * the storage sweeper removes what no row names).
+   */
+  private async parseAndWrite(
+    mailbox: MailboxRef,
+    envelope: SubmissionEnvelope,
+    source: Buffer | Readable,
+    rawKey: string,
+    steps: {
+      check?: (message: ParsedMessage) => Promise<void>;
+      commit: (draft: OutboundDraft, writeRaw: ((trx: Sql) => Promise<void>) | undefined) => Promise<SendAccepted>;
+    },
+  ): Promise<SendAccepted> {
     const [toStore, toParse] = Buffer.isBuffer(source) ? [source, source] : tee(source, 2);
     const [stored, parsed] = await Promise.allSettled([
       spool(toStore!, SMALL_BLOB_BYTES, (large) => this.blobs.put(rawKey, large)),
       parseMime(toParse!, this.blobs),
     ]);
     const keys = [rawKey, ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : [])];
-    const discard = () => Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
     let staged: string[] = [];
     try {
       if (stored.status === 'rejected') throw stored.reason;
       if (parsed.status === 'rejected') throw parsed.reason;
       const message = parsed.value;
-      const author = authorFields(message.headerLines);
-      // The From header, the Sender header and the envelope sender, all identities of the mailbox.
-      // The envelope sender was read at this transaction's MAIL FROM (checkSender; a deactivated
-      // identity is refused at the next one), so a message whose headers name only it needs no
-      // query; any other address is read now, with it, in one query.
-      const mailFrom = normalizeAddress(envelope.mailFrom);
-      const others = [author.from, ...(author.sender ? [author.sender] : [])].filter((a) => a !== mailFrom);
-      if (
-        !isAddress(mailFrom) ||
-        (others.length > 0 && !(await areActiveIdentities(this.db, submitter.mailbox.id, [mailFrom, ...others])))
-      )
-        throw new AppError('SENDER_NOT_IDENTITY');
-      // Again at end of DATA: a transfer may outlast the token.
-      await this.recheck(submitter);
-      staged = await stageAttachments(this.db, submitter.mailbox.id, message.attachments);
+      await steps.check?.(message);
+      staged = await stageAttachments(this.db, mailbox.id, message.attachments);
       const spooled = stored.value;
-      const draft = await submittedDraft(this.db, submitter.mailbox, envelope, message, {
+      const draft = await submittedDraft(this.db, mailbox, envelope, message, {
         rawKey,
         rawSizeBytes: 'held' in spooled ? spooled.held.length : spooled.stored.sizeBytes,
         attachmentIds: staged,
       });
       // A small raw message commits with its row (one transaction, one WAL flush).
-      const writeWithin =
+      const writeRaw =
         'held' in spooled ? async (trx: Sql) => void (await this.blobs.putIn(trx, rawKey, spooled.held)) : undefined;
-      // The whole-message policy decision again at end of DATA (headers: reply parent, approval).
-      return await this.sending.submit(smtpActor(submitter), submitter.mailbox, draft, {
-        writeWithin,
-        group: this.options.group,
-      });
+      return await steps.commit(draft, writeRaw);
     } catch (err) {
       if (staged.length) await deleteUnclaimedAttachments(this.db.db, staged).catch(() => undefined);
       // A connection lost during the send transaction leaves its outcome unknown (the COMMIT may
       // have landed): the blobs stay, and the storage sweeper removes them if no row names them.
-      if (!isStorageUnavailable(err)) await discard();
+      if (!isStorageUnavailable(err)) await Promise.all(keys.map((k) => this.blobs.delete(k).catch(() => undefined)));
       throw err;
     }
   }
 }
+
+/** What the 250 at end of DATA names: the message id, and whether it is held for approval. */
+export type SubmissionAccepted = Pick<SendAccepted, 'messageId' | 'status'>;
 
 const smtpActor = (submitter: Submitter): SendActor => ({ tokenId: submitter.tokenId, channel: 'smtp' });

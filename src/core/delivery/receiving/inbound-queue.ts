@@ -1,0 +1,62 @@
+import type { Database } from '../../../storage/database.js';
+import { isStorageUnavailable } from '../../../storage/errors.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { QueueClaimLost } from '../intake/intake-queue.store.js';
+import type { IntakeQueue } from '../intake/intake-queue.worker.js';
+import type { ReceivingService } from './receiving.service.js';
+import {
+  claimInbound,
+  dropUndeliverable,
+  failInbound,
+  postponeInbound,
+  withoutDeletedMailboxes,
+  type QueuedInbound,
+} from './inbound-queue.store.js';
+
+/** Port 25's queue (`inbound_queue`) as the IntakeQueueWorker drives it: rows stored by ReceivingService. */
+export class InboundQueue implements IntakeQueue<QueuedInbound> {
+  readonly route = 'inbound';
+
+  constructor(
+    private readonly db: Database,
+    private readonly receiving: ReceivingService,
+    private readonly log: Logger,
+  ) {}
+
+  claim(lockedBy: string, limit: number, leaseMs: number, now: Date): Promise<QueuedInbound[]> {
+    return claimInbound(this.db, lockedBy, limit, leaseMs, now);
+  }
+
+  /**
+   * A mailbox deleted while the message waited fails the insert of its copy: on such a failure the
+   * other recipients get theirs (the deleted one's copy has nowhere to go, as if deleted just after).
+   */
+  async store(q: QueuedInbound): Promise<number> {
+    try {
+      return (await this.receiving.deliverQueued(q)).messageIds.length;
+    } catch (err) {
+      if (err instanceof AppError || err instanceof QueueClaimLost || isStorageUnavailable(err)) throw err;
+      const live = await withoutDeletedMailboxes(this.db, q);
+      if (live === q) throw err;
+      if (live.envelope.recipients.length === 0) {
+        await dropUndeliverable(this.db, q);
+        this.log.info('smtp.inbound_dropped', { queueId: q.id, reason: 'every recipient mailbox was deleted' });
+        return 0;
+      }
+      return (await this.receiving.deliverQueued(live)).messageIds.length;
+    }
+  }
+
+  fail(q: QueuedInbound, reason: string): Promise<void> {
+    return failInbound(this.db, q, reason);
+  }
+
+  postpone(q: QueuedInbound, runAfter: Date, reason: string): Promise<void> {
+    return postponeInbound(this.db, q, runAfter, reason);
+  }
+
+  whenQueued(kick: () => void): () => void {
+    return this.receiving.whenQueued(kick);
+  }
+}

@@ -1,0 +1,129 @@
+import { jsonValue, settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
+import { chargeStorage, releaseStorage } from '../../quota/storage-quota.store.js';
+import type { PolicyVerdict } from '../../policy/outbound-policy.js';
+import type { MailboxRef } from '../../auth/principal.js';
+import {
+  claimQueued,
+  dropQueued,
+  markFailed,
+  postponeQueued,
+  removeStored,
+  type ClaimedRow,
+} from '../intake/intake-queue.store.js';
+
+/** A message admitted on port 587 before its 250, to be written by the worker. */
+export interface SubmissionRow {
+  /** The message id the 250 named. */
+  id: string;
+  receivedAt: Date;
+  /** The sending mailbox as the session read it at AUTH. */
+  mailbox: MailboxRef;
+  tokenId: string;
+  mailFrom: string;
+  /** The envelope recipients, normalized. */
+  recipients: string[];
+  verdict: PolicyVerdict;
+  traceContext: string | null;
+  /** Reserved in the mailbox at intake (0 where it has no quota). */
+  reservedBytes: number;
+  raw: Buffer;
+}
+
+/** A queued submission as a worker claimed it. */
+export type QueuedSubmission = SubmissionRow & ClaimedRow;
+
+/**
+ * Writes the queue row of an admitted submission in the caller's transaction (the 250 follows its
+ * commit), reserving `reservedBytes` in the sender's mailbox when it has a quota. The reservation
+ * refuses like any charge (QUOTA_EXCEEDED); the write settles it against the stored size.
+ */
+export async function enqueueSubmission(trx: Sql, row: SubmissionRow): Promise<void> {
+  await settleAll([
+    row.reservedBytes > 0 ? chargeStorage(trx, row.mailbox.id, row.reservedBytes) : undefined,
+    sql`insert into submission_queue (id, status, received_at, mailbox, token_id, mail_from, recipients, verdict,
+        trace_context, reserved_bytes, raw, attempts, run_after)
+      values (${row.id}, 'pending', ${row.receivedAt}, ${JSON.stringify(row.mailbox)}::jsonb, ${row.tokenId}, ${row.mailFrom},
+        ${JSON.stringify(row.recipients)}::jsonb, ${JSON.stringify(row.verdict)}::jsonb, ${row.traceContext},
+        ${row.reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`.execute(trx),
+  ]);
+}
+
+interface SubmissionQueueRow {
+  id: string;
+  attempts: number;
+  received_at: unknown;
+  mailbox: unknown;
+  token_id: string;
+  mail_from: string;
+  recipients: unknown;
+  verdict: unknown;
+  trace_context: string | null;
+  reserved_bytes: unknown;
+  raw: Buffer | Uint8Array;
+}
+
+const COLUMNS = [
+  'received_at',
+  'mailbox',
+  'token_id',
+  'mail_from',
+  'recipients',
+  'verdict',
+  'trace_context',
+  'reserved_bytes',
+  'raw',
+];
+
+/** Claims up to `limit` due rows for `lockedBy` under a lease (see claimQueued). */
+export async function claimSubmissions(
+  db: Database,
+  lockedBy: string,
+  limit: number,
+  leaseMs: number,
+  now: Date,
+): Promise<QueuedSubmission[]> {
+  const claimed = await claimQueued<SubmissionQueueRow>(db, 'submission_queue', COLUMNS, {
+    lockedBy,
+    limit,
+    leaseMs,
+    now,
+  });
+  return claimed.rows.map((r) => ({
+    id: r.id,
+    receivedAt: new Date(r.received_at as string),
+    mailbox: jsonValue(r.mailbox) as MailboxRef,
+    tokenId: r.token_id,
+    mailFrom: r.mail_from,
+    recipients: jsonValue(r.recipients) as string[],
+    verdict: jsonValue(r.verdict) as PolicyVerdict,
+    traceContext: r.trace_context,
+    reservedBytes: Number(r.reserved_bytes),
+    raw: Buffer.isBuffer(r.raw) ? r.raw : Buffer.from(r.raw),
+    attempts: Number(r.attempts),
+    lockedBy,
+    leaseUntil: claimed.leaseUntil,
+  }));
+}
+
+/** Removes the row inside the transaction that writes its message (exactly once). */
+export const removeWritten = (trx: Sql, q: QueuedSubmission): Promise<void> => removeStored(trx, 'submission_queue', q);
+
+export const postponeSubmission = (db: Database, q: QueuedSubmission, runAfter: Date, reason: string) =>
+  postponeQueued(db, 'submission_queue', q, runAfter, reason);
+
+/** A submission that can never be written: kept as `failed` with its reason, its reservation given back. */
+export async function failSubmission(db: Database, q: QueuedSubmission, reason: string): Promise<void> {
+  await db.writeTx(async (trx) => {
+    if (!(await markFailed(trx, 'submission_queue', q, reason))) return;
+    await releaseStorage(trx, q.mailbox.id, q.reservedBytes);
+  });
+}
+
+/** Whether the row's mailbox still exists (one deleted while it waited has nothing to take the message). */
+export async function mailboxExists(db: Database, q: QueuedSubmission): Promise<boolean> {
+  return (await db.rows(sql`select 1 from mailbox where id = ${q.mailbox.id}`)).length > 0;
+}
+
+/** Deletes a row whose mailbox was deleted while it waited (nothing to write, no reservation left). */
+export const dropSubmission = (db: Database, q: QueuedSubmission): Promise<void> =>
+  dropQueued(db, 'submission_queue', q);
