@@ -83,7 +83,7 @@ async function measureQueue<Q extends ClaimedRow>(
   const runtime = await startRuntime(loadConfig({ ...env, LOG_LEVEL: 'error' }), { roles: [], log: silentLogger });
   try {
     const s = runtime.services;
-    const worker = new IntakeQueueWorker(queueOf(s), s.clock, silentLogger, {
+    const worker = new IntakeQueueWorker(s.db, queueOf(s), s.clock, silentLogger, {
       workerId: 'bench',
       pollIntervalMs: 1_000,
       leaseMs: 60_000,

@@ -178,7 +178,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     closers.push(() => worker.stop());
     // Ports 25 and 587's queued intake: the messages their 250s promised, stored behind them.
     const startIntake = <Q extends ClaimedRow>(queue: IntakeQueue<Q>) => {
-      const intake = new IntakeQueueWorker(queue, clock, log, {
+      const intake = new IntakeQueueWorker(db, queue, clock, log, {
         workerId: `${hostname()}:${process.pid}`,
         pollIntervalMs: config.INBOUND_QUEUE_POLL_INTERVAL,
         leaseMs: config.WORKER_LEASE,

@@ -19,8 +19,7 @@ import { Database, sql } from '../../src/storage/database.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { IntakeQueueWorker } from '../../src/core/delivery/intake/intake-queue.worker.js';
-import { SubmissionQueue } from '../../src/core/delivery/submission/submission-queue.js';
+import { submissionQueueWorker } from '../support/intake-queue.js';
 import { PgBlobStore } from '../../src/storage/blobs/pg-blob-store.js';
 import { StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
 import { systemClock } from '../../src/core/time.js';
@@ -289,23 +288,10 @@ function judgeReplies(ledger: Ledger) {
 async function writeQueuedSubmissions(env: Record<string, string>): Promise<{ written: number; setAside: number }> {
   const runtime = await startRuntime(loadConfig({ ...env, LOG_LEVEL: 'error' }), { roles: [], log: silentLogger });
   try {
-    const s = runtime.services;
-    const worker = new IntakeQueueWorker(
-      new SubmissionQueue(s.db, s.transport.submission, silentLogger),
-      s.clock,
-      silentLogger,
-      {
-        workerId: 'durability-check',
-        pollIntervalMs: 1_000,
-        leaseMs: 60_000,
-        batch: 32,
-        retry: { baseMs: 1, maxMs: 1 },
-        maxAttempts: 1,
-      },
-    );
+    const worker = submissionQueueWorker(runtime); // one attempt per row: a failure is set aside at once
     let written = 0;
     for (let n = await worker.runOnce(); n > 0; n = await worker.runOnce()) written += n;
-    const left = await s.db.rows(sql<{ n: number }>`select count(*)::int as n from submission_queue`);
+    const left = await runtime.services.db.rows(sql<{ n: number }>`select count(*)::int as n from submission_queue`);
     return { written, setAside: Number(left[0]?.n ?? 0) };
   } finally {
     await runtime.close();

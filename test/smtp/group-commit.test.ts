@@ -4,7 +4,7 @@ import { CommitGroup } from '../../src/storage/commit-group.js';
 import { sql, type Sql } from '../../src/storage/database.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
-import { deliverQueued } from '../support/inbound-queue.js';
+import { deliverQueued } from '../support/intake-queue.js';
 
 // Group commit of SMTP intake (src/storage/commit-group.ts): callers arriving together share one
 // transaction, each is answered only after the COMMIT holding its rows, and a member that fails

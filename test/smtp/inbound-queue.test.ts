@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, type TestServer } from '../support/harness.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
-import { deliverQueued } from '../support/inbound-queue.js';
+import { deliverQueued } from '../support/intake-queue.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { mxPort, startSmtpTestServer } from './world.js';

@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign } from 'mailauth';
-import { deliveredAfter } from '../support/inbound-queue.js';
+import { deliveredAfter } from '../support/intake-queue.js';
 
 /**
  * nodemailer as the remote MTA delivering to our MX port: raw bytes, opportunistic STARTTLS.

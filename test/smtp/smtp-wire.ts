@@ -1,6 +1,6 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import { deliveredAfter } from '../support/inbound-queue.js';
+import { deliveredAfter } from '../support/intake-queue.js';
 
 export interface Reply {
   code: number;

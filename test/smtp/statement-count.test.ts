@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, type TestServer } from '../support/harness.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
-import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissions } from '../support/inbound-queue.js';
+import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissions } from '../support/intake-queue.js';
 
 // Statements PostgreSQL runs for one message, MAIL FROM to the 250 (BEGIN and COMMIT included):
 // every round trip costs both processes CPU on a shared machine (bench/smtp, README). Counted on

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf } from '../delivery/helpers.js';
-import { submissionQueueWorker, writeQueuedSubmissions } from '../support/inbound-queue.js';
+import { submissionQueueWorker, writeQueuedSubmissions } from '../support/intake-queue.js';
 import { rfc5322, type SmtpWire } from './smtp-wire.js';
 import { loggedInWire, startSmtpTestServer } from './world.js';
 import { reservationFor } from '../../src/core/quota/storage-quota.store.js';
@@ -102,35 +102,47 @@ describe('queued submission on port 587', () => {
     expect(await q`select decision from audit_entry where message_id = ${id}`).toEqual([{ decision: 'held' }]);
   });
 
-  it('refusals stay before the 250: a policy refusal, a From that is no identity, and nothing is queued', async () => {
+  it('refusals stay before the 250 and queue nothing: a From that is no identity (550), the send rate limit (451)', async () => {
     const box = await newBox();
-    const put = await server
-      .api(x.token)
-      .put(`/api/domain/mailboxes/${box.mailboxId}/policy`, { blockedRecipients: ['*@blocked.example'] });
-    expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const before = (await q`select count(*)::int as n from submission_queue`)[0].n;
+    await q`update mailbox set send_rate_limit_per_minute = 1 where id = ${box.mailboxId}`; // read at AUTH
     const wire = await loggedInWire(server, box);
     wire.awaitQueued = false;
-    await wire.cmd(`MAIL FROM:<${box.address}>`, 250);
-    await wire.cmd('RCPT TO:<someone@remote.example>', 250);
-    await wire.cmd('DATA', 354);
-    const forged = await wire.cmd(`${rfc5322({ from: `boss@${x.name}`, to: 'someone@remote.example' })}\r\n.`);
-    expect(forged.last).toMatch(/^550 5\.7\.1 /);
+    const send = async (from: string, subject: string) => {
+      await wire.cmd(`MAIL FROM:<${box.address}>`, 250);
+      await wire.cmd('RCPT TO:<someone@remote.example>', 250);
+      await wire.cmd('DATA', 354);
+      return (await wire.cmd(`${rfc5322({ from, to: 'someone@remote.example', subject })}\r\n.`)).last;
+    };
+    expect(await send(`boss@${x.name}`, 'forged')).toMatch(/^550 5\.7\.1 /);
+    // The forged message spent nothing: the one send a minute is still there.
+    expect(await send(box.address, 'first')).toMatch(/^250 2\.0\.0 Queued as msg_/);
+    expect(await send(box.address, 'second')).toMatch(/^451 4\.7\.1 /);
     await wire.cmd('QUIT', 221);
-    expect((await q`select count(*)::int as n from submission_queue`)[0].n).toBe(before);
+    const rows = await q`select verdict from submission_queue where mailbox->>'id' = ${box.mailboxId}`;
+    expect(rows).toHaveLength(1);
+    expect(await q`select rule from audit_entry where mailbox_id = ${box.mailboxId} and decision = 'refused'`).toEqual([
+      { rule: 'sendRateLimit' },
+    ]);
+    await writeQueuedSubmissions(server.runtime); // the one accepted is written (and leaves the queue to the next test)
+    expect(await q`select subject from message where mailbox_id = ${box.mailboxId}`).toEqual([{ subject: 'first' }]);
   });
 
-  it('near its quota, where the reservation does not fit, a message takes the direct path and its exact charge decides', async () => {
+  it('near its quota, where the reservation does not fit, the decided message is stored before the 250 by the exact charge, its rate limit spent once', async () => {
     const box = await newBox();
     const raw = rfc5322({ from: box.address, to: 'someone@remote.example', subject: 'tight', body: 'z'.repeat(3000) });
     await setQuota(box.mailboxId, 9_000); // room for the message, not for reservationFor(its size)
     expect(reservationFor(Buffer.byteLength(raw))).toBeGreaterThan(9_000);
+    // One send a minute: deciding again on the way to the direct path would refuse it (451).
+    await q`update mailbox set send_rate_limit_per_minute = 1 where id = ${box.mailboxId}`;
     const reply = await submit(box, raw);
     const id = messageIdOf(reply);
     expect(id, reply).toBeDefined();
     expect(await queueRow(id!)).toBeUndefined(); // stored before the 250
     expect(await messageRow(id!)).toMatchObject({ subject: 'tight' });
     expect(await used(box.mailboxId)).toBeLessThanOrEqual(9_000);
+    expect(await q`select decision from audit_entry where mailbox_id = ${box.mailboxId}`).toEqual([
+      { decision: 'accepted' },
+    ]);
   });
 
   it('a worker whose lease ran out cannot write the message a second time', async () => {

@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import { deliveredAfter } from '../support/inbound-queue.js';
+import { deliveredAfter } from '../support/intake-queue.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type StartTestOptions, type TestServer } from '../support/harness.js';

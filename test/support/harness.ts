@@ -6,7 +6,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime, type Role, type Runtime } from '../../src/runtime/runtime.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
-import { registerMx } from './inbound-queue.js';
+import { registerSmtp } from './intake-queue.js';
 import { upsertDomain } from '../../src/core/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/tokens/scopes.js';
 import type { Clock } from '../../src/core/time.js';
@@ -138,7 +138,7 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
     inMemoryDatabase: engine === 'pglite',
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const unregisterMx = registerMx(runtime);
+  const unregisterSmtp = registerSmtp(runtime);
   const url = `http://127.0.0.1:${runtime.httpPort}`;
   const services = runtime.services;
   let domainCounter = 0;
@@ -181,7 +181,7 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
     },
     api: (token) => apiClient(url, token),
     async close() {
-      unregisterMx();
+      unregisterSmtp();
       await runtime.close();
       await scratch?.drop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -76,6 +76,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
       d.log,
       { maxRecipients: d.config.MAX_RECIPIENTS, group, queue: d.config.SMTP_SUBMISSION_QUEUE },
       d.policy,
+      d.clock,
     ),
   };
 }

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { leasedWorkColumns } from './leased-work-columns.js';
 
 /**
  * Mail accepted on port 25 and not yet delivered into its mailboxes (docs/api.md, "Queued
@@ -17,7 +18,6 @@ export const InboundQueueEntity = defineEntity({
   ],
   properties: {
     id: p.string().primary().length(40),
-    status: p.string().length(16),
     receivedAt: p.datetime(3),
     mailFrom: p.text(),
     /** `[{ address, mailboxId }]`, the recipients RCPT TO accepted. */
@@ -28,10 +28,6 @@ export const InboundQueueEntity = defineEntity({
     /** Charged to each recipient mailbox at intake; settled against the stored size on delivery. */
     reservedBytes: p.bigint('number'),
     raw: p.blob(),
-    attempts: p.integer().default(0),
-    runAfter: p.datetime(3),
-    leaseUntil: p.datetime(3).nullable(),
-    lockedBy: p.string().length(100).nullable(),
-    lastError: p.text().nullable(),
+    ...leasedWorkColumns(),
   },
 });

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { leasedWorkColumns } from './leased-work-columns.js';
 import { MailboxEntity } from './mailbox.entity.js';
 import { MessageEntity } from './message.entity.js';
 
@@ -20,12 +21,7 @@ export const OutboxJobEntity = defineEntity({
     id: p.string().primary().length(40),
     message: () => p.manyToOne(MessageEntity).mapToPk().unique().deleteRule('cascade'),
     mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
-    status: p.string().length(16),
-    attempts: p.integer().default(0),
-    runAfter: p.datetime(3),
-    leaseUntil: p.datetime(3).nullable(),
-    lockedBy: p.string().length(100).nullable(),
-    lastError: p.text().nullable(),
+    ...leasedWorkColumns(),
     traceContext: p.string().length(200).nullable(),
     createdAt: p.datetime(3),
     updatedAt: p.datetime(3),

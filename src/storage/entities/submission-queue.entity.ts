@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { leasedWorkColumns } from './leased-work-columns.js';
 
 /**
  * Mail submitted on port 587 and not yet written as a message (docs/api.md, "Queued intake"): the
@@ -18,7 +19,6 @@ export const SubmissionQueueEntity = defineEntity({
   ],
   properties: {
     id: p.string().primary().length(40),
-    status: p.string().length(16),
     receivedAt: p.datetime(3),
     /** The sending mailbox as read at AUTH (MailboxRef: id, address, domain, display name). */
     mailbox: p.json(),
@@ -32,10 +32,6 @@ export const SubmissionQueueEntity = defineEntity({
     /** Charged to the mailbox at intake where it has a quota; settled against the stored size. */
     reservedBytes: p.bigint('number'),
     raw: p.blob(),
-    attempts: p.integer().default(0),
-    runAfter: p.datetime(3),
-    leaseUntil: p.datetime(3).nullable(),
-    lockedBy: p.string().length(100).nullable(),
-    lastError: p.text().nullable(),
+    ...leasedWorkColumns(),
   },
 });

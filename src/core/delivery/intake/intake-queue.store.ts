@@ -71,11 +71,23 @@ export async function postponeQueued(
     last_error = ${lastError.slice(0, 2000)} where ${stillClaimed(q)}`);
 }
 
-/** Sets a pending row aside as `failed`, in the caller's transaction; false when it was not this worker's. */
-export async function markFailed(trx: Sql, table: IntakeQueueTable, q: ClaimedRow, reason: string): Promise<boolean> {
-  const updated = await sql`update ${sql.table(table)} set status = 'failed', lease_until = null,
-    last_error = ${reason.slice(0, 2000)} where ${stillClaimed(q)} and status = 'pending'`.execute(trx);
-  return Number(updated.numAffectedRows ?? 0) === 1;
+/**
+ * Sets a pending row aside as `failed` with its reason (kept for an operator) and, in the same
+ * transaction, gives back what it reserved at intake (`giveBack`); nothing when it is no longer
+ * this worker's row.
+ */
+export async function failQueued(
+  db: Database,
+  table: IntakeQueueTable,
+  q: ClaimedRow,
+  reason: string,
+  giveBack: (trx: Sql) => Promise<void>,
+): Promise<void> {
+  await db.writeTx(async (trx) => {
+    const updated = await sql`update ${sql.table(table)} set status = 'failed', lease_until = null,
+      last_error = ${reason.slice(0, 2000)} where ${stillClaimed(q)} and status = 'pending'`.execute(trx);
+    if (Number(updated.numAffectedRows ?? 0) === 1) await giveBack(trx);
+  });
 }
 
 /** Deletes a row with nothing left to store (every mailbox it was for is gone). */

@@ -5,19 +5,25 @@ import type { Clock } from '../../time.js';
 import { retryDelayMs, type RetryPolicy } from '../outbound/retry.js';
 import { PollingLoop } from '../../housekeeping/polling-loop.js';
 import { observability } from '../../observability.js';
-import { QueueClaimLost, type ClaimedRow } from './intake-queue.store.js';
+import type { Database, Sql } from '../../../storage/database.js';
+import {
+  failQueued,
+  postponeQueued,
+  QueueClaimLost,
+  type ClaimedRow,
+  type IntakeQueueTable,
+} from './intake-queue.store.js';
 
 /** One SMTP intake queue as its worker drives it (port 25's and port 587's). */
 export interface IntakeQueue<Q extends ClaimedRow> {
   /** `inbound` (25) or `submission` (587): the metrics' route and the log events' names. */
   readonly route: 'inbound' | 'submission';
+  readonly table: IntakeQueueTable;
   claim(lockedBy: string, limit: number, leaseMs: number, now: Date): Promise<Q[]>;
   /** Stores `q`'s message, deleting its row in the same commit; how many copies were stored. */
   store(q: Q): Promise<number>;
-  /** Sets `q` aside as `failed` with `reason`, giving back what it reserved. */
-  fail(q: Q, reason: string): Promise<void>;
-  /** Returns `q` to the queue, due again at `runAfter`. */
-  postpone(q: Q, runAfter: Date, reason: string): Promise<void>;
+  /** Gives back the quota `q` reserved at intake, in the transaction that sets it aside. */
+  release(trx: Sql, q: Q): Promise<void>;
   /** `kick` is called after each commit of a row queued by this process. */
   whenQueued(kick: () => void): () => void;
 }
@@ -49,6 +55,7 @@ export class IntakeQueueWorker<Q extends ClaimedRow> {
   private readonly loop: PollingLoop;
 
   constructor(
+    private readonly db: Database,
     private readonly queue: IntakeQueue<Q>,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -95,13 +102,13 @@ export class IntakeQueueWorker<Q extends ClaimedRow> {
     const route = this.queue.route;
     const reason = err instanceof AppError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
     if (err instanceof AppError || (!isStorageUnavailable(err) && q.attempts >= this.options.maxAttempts)) {
-      await this.queue.fail(q, reason);
+      await failQueued(this.db, this.queue.table, q, reason, (trx) => this.queue.release(trx, q));
       observability().deliveryOutcome(route, 'failed');
       this.log.error(`smtp.${route}_failed`, { queueId: q.id, attempts: q.attempts, reason });
       return;
     }
     const runAfter = new Date(this.clock.now().getTime() + retryDelayMs(q.attempts, this.options.retry));
-    await this.queue.postpone(q, runAfter, reason);
+    await postponeQueued(this.db, this.queue.table, q, runAfter, reason);
     observability().deliveryOutcome(route, 'deferred');
     this.log.warn(`smtp.${route}_retry`, { queueId: q.id, attempts: q.attempts, runAfter, err });
   }

@@ -19,7 +19,8 @@ import { spool } from '../../mail/spool.js';
 import type { InboundStore } from './inbound.store.js';
 import type { DnsLookup } from '../dns-resolver.js';
 import type { InboundEnvelope } from './inbound-envelope.js';
-import { removeDelivered, reservedIn, type QueuedInbound } from './inbound-queue.store.js';
+import { reservedIn, type QueuedInbound } from './inbound-queue.store.js';
+import { removeStored } from '../intake/intake-queue.store.js';
 
 /**
  * Parsing, verifying and storing a message that arrived on port 25: at once on the direct path,
@@ -137,7 +138,7 @@ export class InboundDelivery {
           }
         })();
         // A queued message leaves the queue in the transaction that stores it: exactly once.
-        await settleAll([raw, copies, queued ? removeDelivered(trx, queued) : undefined]);
+        await settleAll([raw, copies, queued ? removeStored(trx, 'inbound_queue', queued) : undefined]);
         return out;
       };
       const group = this.options.group;

@@ -1,13 +1,6 @@
 import { jsonValue, settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
 import { chargeStorage, releaseStorage } from '../../quota/storage-quota.store.js';
-import {
-  claimQueued,
-  dropQueued,
-  markFailed,
-  postponeQueued,
-  removeStored,
-  type ClaimedRow,
-} from '../intake/intake-queue.store.js';
+import { claimQueued, type ClaimedRow } from '../intake/intake-queue.store.js';
 import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
 
 /** A port 25 message queued at intake, as a worker claimed it. */
@@ -91,21 +84,9 @@ export async function claimInbound(
   }));
 }
 
-/** Removes the delivered row inside the transaction that stores its messages (exactly once). */
-export const removeDelivered = (trx: Sql, q: QueuedInbound): Promise<void> => removeStored(trx, 'inbound_queue', q);
-
-export const postponeInbound = (db: Database, q: QueuedInbound, runAfter: Date, lastError: string): Promise<void> =>
-  postponeQueued(db, 'inbound_queue', q, runAfter, lastError);
-
-/**
- * A message that can never be delivered (a refusal found after the 250): the row stays as
- * `failed` with its reason for an operator, and its quota reservations are given back.
- */
-export async function failInbound(db: Database, q: QueuedInbound, reason: string): Promise<void> {
-  await db.writeTx(async (trx) => {
-    if (!(await markFailed(trx, 'inbound_queue', q, reason))) return;
-    for (const id of reservingMailboxes(q.envelope)) await releaseStorage(trx, id, q.reservedBytes);
-  });
+/** Gives back what a queued message reserved in each of its mailboxes (it is set aside undelivered). */
+export async function releaseReservations(trx: Sql, q: QueuedInbound): Promise<void> {
+  for (const id of reservingMailboxes(q.envelope)) await releaseStorage(trx, id, q.reservedBytes);
 }
 
 /**
@@ -119,6 +100,3 @@ export async function withoutDeletedMailboxes(db: Database, q: QueuedInbound): P
   const live = new Set(rows.map((r) => r.id));
   return { ...q, envelope: { ...q.envelope, recipients: q.envelope.recipients.filter((r) => live.has(r.mailboxId)) } };
 }
-
-/** Deletes a row none of whose mailboxes exists any more (nothing to deliver, no reservation left). */
-export const dropUndeliverable = (db: Database, q: QueuedInbound): Promise<void> => dropQueued(db, 'inbound_queue', q);

@@ -1,15 +1,13 @@
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { QueueClaimLost } from '../intake/intake-queue.store.js';
+import { dropQueued, QueueClaimLost } from '../intake/intake-queue.store.js';
 import type { IntakeQueue } from '../intake/intake-queue.worker.js';
 import type { ReceivingService } from './receiving.service.js';
 import {
   claimInbound,
-  dropUndeliverable,
-  failInbound,
-  postponeInbound,
+  releaseReservations,
   withoutDeletedMailboxes,
   type QueuedInbound,
 } from './inbound-queue.store.js';
@@ -17,6 +15,7 @@ import {
 /** Port 25's queue (`inbound_queue`) as the IntakeQueueWorker drives it: rows stored by ReceivingService. */
 export class InboundQueue implements IntakeQueue<QueuedInbound> {
   readonly route = 'inbound';
+  readonly table = 'inbound_queue';
 
   constructor(
     private readonly db: Database,
@@ -40,7 +39,7 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
       const live = await withoutDeletedMailboxes(this.db, q);
       if (live === q) throw err;
       if (live.envelope.recipients.length === 0) {
-        await dropUndeliverable(this.db, q);
+        await dropQueued(this.db, this.table, q); // every mailbox gone: nothing to deliver, nothing reserved
         this.log.info('smtp.inbound_dropped', { queueId: q.id, reason: 'every recipient mailbox was deleted' });
         return 0;
       }
@@ -48,12 +47,8 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
     }
   }
 
-  fail(q: QueuedInbound, reason: string): Promise<void> {
-    return failInbound(this.db, q, reason);
-  }
-
-  postpone(q: QueuedInbound, runAfter: Date, reason: string): Promise<void> {
-    return postponeInbound(this.db, q, runAfter, reason);
+  release(trx: Sql, q: QueuedInbound): Promise<void> {
+    return releaseReservations(trx, q);
   }
 
   whenQueued(kick: () => void): () => void {

@@ -1,15 +1,8 @@
 import { jsonValue, settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
-import { chargeStorage, releaseStorage } from '../../quota/storage-quota.store.js';
+import { chargeStorage } from '../../quota/storage-quota.store.js';
 import type { PolicyVerdict } from '../../policy/outbound-policy.js';
 import type { MailboxRef } from '../../auth/principal.js';
-import {
-  claimQueued,
-  dropQueued,
-  markFailed,
-  postponeQueued,
-  removeStored,
-  type ClaimedRow,
-} from '../intake/intake-queue.store.js';
+import { claimQueued, type ClaimedRow } from '../intake/intake-queue.store.js';
 
 /** A message admitted on port 587 before its 250, to be written by the worker. */
 export interface SubmissionRow {
@@ -105,25 +98,7 @@ export async function claimSubmissions(
   }));
 }
 
-/** Removes the row inside the transaction that writes its message (exactly once). */
-export const removeWritten = (trx: Sql, q: QueuedSubmission): Promise<void> => removeStored(trx, 'submission_queue', q);
-
-export const postponeSubmission = (db: Database, q: QueuedSubmission, runAfter: Date, reason: string) =>
-  postponeQueued(db, 'submission_queue', q, runAfter, reason);
-
-/** A submission that can never be written: kept as `failed` with its reason, its reservation given back. */
-export async function failSubmission(db: Database, q: QueuedSubmission, reason: string): Promise<void> {
-  await db.writeTx(async (trx) => {
-    if (!(await markFailed(trx, 'submission_queue', q, reason))) return;
-    await releaseStorage(trx, q.mailbox.id, q.reservedBytes);
-  });
-}
-
 /** Whether the row's mailbox still exists (one deleted while it waited has nothing to take the message). */
 export async function mailboxExists(db: Database, q: QueuedSubmission): Promise<boolean> {
   return (await db.rows(sql`select 1 from mailbox where id = ${q.mailbox.id}`)).length > 0;
 }
-
-/** Deletes a row whose mailbox was deleted while it waited (nothing to write, no reservation left). */
-export const dropSubmission = (db: Database, q: QueuedSubmission): Promise<void> =>
-  dropQueued(db, 'submission_queue', q);

@@ -1,22 +1,17 @@
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
 import { isStorageUnavailable } from '../../../storage/errors.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { QueueClaimLost } from '../intake/intake-queue.store.js';
+import { dropQueued, QueueClaimLost } from '../intake/intake-queue.store.js';
+import { releaseStorage } from '../../quota/storage-quota.store.js';
 import type { IntakeQueue } from '../intake/intake-queue.worker.js';
 import type { SubmissionService } from './submission.service.js';
-import {
-  claimSubmissions,
-  dropSubmission,
-  failSubmission,
-  mailboxExists,
-  postponeSubmission,
-  type QueuedSubmission,
-} from './submission-queue.store.js';
+import { claimSubmissions, mailboxExists, type QueuedSubmission } from './submission-queue.store.js';
 
 /** Port 587's queue (`submission_queue`) as the IntakeQueueWorker drives it: rows written by SubmissionService. */
 export class SubmissionQueue implements IntakeQueue<QueuedSubmission> {
   readonly route = 'submission';
+  readonly table = 'submission_queue';
 
   constructor(
     private readonly db: Database,
@@ -36,18 +31,14 @@ export class SubmissionQueue implements IntakeQueue<QueuedSubmission> {
     } catch (err) {
       if (err instanceof AppError || err instanceof QueueClaimLost || isStorageUnavailable(err)) throw err;
       if (await mailboxExists(this.db, q)) throw err;
-      await dropSubmission(this.db, q);
+      await dropQueued(this.db, this.table, q); // its reservation went with the mailbox row
       this.log.info('smtp.submission_dropped', { messageId: q.id, reason: 'the mailbox was deleted' });
       return 0;
     }
   }
 
-  fail(q: QueuedSubmission, reason: string): Promise<void> {
-    return failSubmission(this.db, q, reason);
-  }
-
-  postpone(q: QueuedSubmission, runAfter: Date, reason: string): Promise<void> {
-    return postponeSubmission(this.db, q, runAfter, reason);
+  release(trx: Sql, q: QueuedSubmission): Promise<void> {
+    return releaseStorage(trx, q.mailbox.id, q.reservedBytes);
   }
 
   whenQueued(kick: () => void): () => void {

@@ -4,6 +4,7 @@ import { assertRecipientCap } from '../recipient-cap.js';
 import { ID_PREFIX, newId } from '../../ids.js';
 import { isAddress, normalizeAddress } from '../../address.js';
 import type { Logger } from '../../logger.js';
+import type { Clock } from '../../time.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import type { TokenAuthenticator } from '../../tokens/token-authenticator.js';
 import { settleAll, type Database, type Sql } from '../../../storage/database.js';
@@ -18,14 +19,15 @@ import { reservationFor } from '../../quota/storage-quota.store.js';
 import { observability } from '../../observability.js';
 import { findParentByMessageIds, inboundReferences } from '../threading.js';
 import type { OutboundDraft } from '../sending/outbound.store.js';
-import { enqueueSubmission, removeWritten, type QueuedSubmission } from './submission-queue.store.js';
+import { enqueueSubmission, type QueuedSubmission, type SubmissionRow } from './submission-queue.store.js';
+import { removeStored } from '../intake/intake-queue.store.js';
 import { tee } from '../../mail/tee.js';
 import { heldIfSmall, spool } from '../../mail/spool.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
 import { areActiveIdentities, senderAtMailFrom, submissionMailbox } from './sender-identity.store.js';
-import { submittedDraft, stageAttachments } from './submitted-draft.js';
+import { envelopeRecipients, submittedDraft, stageAttachments } from './submitted-draft.js';
 import type { OutboundPolicy, SendActor, TransactionRules } from '../../policy/outbound-policy.js';
 
 /** Who may submit on this SMTP session: the mailbox the AUTH username resolved to. */
@@ -59,6 +61,7 @@ export class SubmissionService {
       queue: boolean;
     },
     private readonly policy: OutboundPolicy,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -194,67 +197,58 @@ export class SubmissionService {
 
   /**
    * DATA. Resolves only after a commit, so 250 means durable. With queued submission
-   * (SMTP_SUBMISSION_QUEUE, the default) a held message is decided in full first (MIME caps, the
-   * From and Sender identities, the token, the outbound policy, the reply budget and rate limit,
-   * the quota reserved) and written to the submission queue in one commit; the worker writes the
-   * message behind the 250 (`storeQueued`) under the id the 250 names. A message too large to
-   * hold, or one whose reservation does not fit, is stored before the 250 (docs/api.md,
-   * "Queued intake"). `envelope.mailFrom` is the sender `checkSender` accepted for this
-   * transaction (the channel keeps the envelope of a MAIL FROM it answered 250 only).
+   * (SMTP_SUBMISSION_QUEUE, the default) a held message is decided in full first (`decide`: MIME
+   * caps, the From and Sender identities, the token, the outbound policy, the reply budget and
+   * rate limit) and written to the submission queue in one commit with its quota reservation; the
+   * worker writes the message behind the 250 (`storeQueued`) under the id the 250 names. Where the
+   * reservation does not fit, the decided message is stored before the 250 with the exact charge;
+   * a message too large to hold takes the direct path (docs/api.md, "Queued intake").
+   * `envelope.mailFrom` is the sender `checkSender` accepted for this transaction (the channel
+   * keeps the envelope of a MAIL FROM it answered 250 only).
    */
   async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SubmissionAccepted> {
-    const receivedAt = new Date();
     // Small mail is read whole first: one buffer for the store and the parser, no tee (nothing
     // is stored yet if the channel's guard refuses it meanwhile).
     const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
-    if (this.options.queue && Buffer.isBuffer(source)) {
-      const queued = await this.enqueue(submitter, envelope, source, receivedAt);
-      if (queued) return queued;
-    }
-    return this.store(submitter, envelope, source);
+    if (!this.options.queue || !Buffer.isBuffer(source)) return this.store(submitter, envelope, source);
+    const decided = await this.decide(submitter, envelope, source);
+    return (
+      (await this.enqueue(decided)) ??
+      // Decided once: stored now under the same id and verdict, its rate limit not spent again.
+      this.writeDecided(decided, { writeWithin: (writeRaw) => writeRaw })
+    );
   }
 
-  /** Writes a queued submission the worker claimed, as admitted before its 250 (the row goes in the same commit). */
-  async storeQueued(q: QueuedSubmission): Promise<SendAccepted> {
-    const actor: SendActor = { tokenId: q.tokenId, channel: 'smtp' };
-    const envelope = { mailFrom: q.mailFrom, rcptTo: q.recipients };
-    return this.parseAndWrite(q.mailbox, envelope, q.raw, `raw/${q.id}`, {
-      commit: (draft, writeRaw) =>
-        this.sending.write(actor, q.mailbox, draft, q.verdict, {
-          at: q.receivedAt,
-          messageId: q.id,
-          reservedBytes: q.reservedBytes > 0 ? q.reservedBytes : undefined,
-          traceContext: q.traceContext,
-          // The queue row leaves in the transaction that writes the message: exactly once.
-          writeWithin: async (trx) => void (await settleAll([removeWritten(trx, q), writeRaw?.(trx)])),
-          group: this.options.group,
-        }),
+  /** Writes a queued submission the worker claimed, as decided before its 250 (the row goes in the same commit). */
+  storeQueued(q: QueuedSubmission): Promise<SendAccepted> {
+    return this.writeDecided(q, {
+      // The queue row leaves in the transaction that writes the message: exactly once.
+      writeWithin: (writeRaw) => async (trx) =>
+        void (await settleAll([removeStored(trx, 'submission_queue', q), writeRaw?.(trx)])),
+      reservedBytes: q.reservedBytes > 0 ? q.reservedBytes : undefined,
     });
   }
 
   /**
-   * The decisions of end of DATA on a held message, then its queue row; null when it must take the
-   * direct path instead (its mailbox too near its quota for the reservation: the exact charge
-   * there refuses only what really does not fit).
+   * The decisions of end of DATA on a held message, made once, before its 250, whichever way it is
+   * then stored: what its queue row (or its direct write) carries.
    */
-  private async enqueue(
-    submitter: Submitter,
-    envelope: SubmissionEnvelope,
-    raw: Buffer,
-    receivedAt: Date,
-  ): Promise<SubmissionAccepted | null> {
+  private async decide(submitter: Submitter, envelope: SubmissionEnvelope, raw: Buffer): Promise<SubmissionRow> {
+    const receivedAt = this.clock.now();
     await checkMimeStructure(raw);
     const headerLines = topHeaderLines(raw);
     await this.checkAuthors(submitter, envelope, headerLines);
-    await this.recheck(submitter);
-    const recipients = [...new Set(envelope.rcptTo.map(normalizeAddress))].filter(isAddress);
-    const actor = smtpActor(submitter);
+    await this.recheck(submitter); // again at end of DATA: a transfer may outlast the token
+    const recipients = envelopeRecipients(envelope);
     const parent = headerLines.some((h) => h.key === 'in-reply-to' || h.key === 'references')
       ? await this.replyParent(submitter.mailbox.id, raw)
       : undefined;
-    const verdict = await this.sending.admit(actor, submitter.mailbox, { recipients, parentId: parent?.id ?? null });
+    const verdict = await this.sending.admit(smtpActor(submitter), submitter.mailbox, {
+      recipients,
+      parentId: parent?.id ?? null,
+    });
     const { id, address, domainId, displayName, sendRateLimitPerMinute } = submitter.mailbox;
-    const row = {
+    return {
       id: newId(ID_PREFIX.message, receivedAt.getTime()),
       receivedAt,
       mailbox: { id, address, domainId, displayName, sendRateLimitPerMinute },
@@ -266,18 +260,56 @@ export class SubmissionService {
       reservedBytes: this.quotaLimited.get(submitter) === false ? 0 : reservationFor(raw.length),
       raw,
     };
+  }
+
+  /**
+   * The queue row of a decided message, with its quota reservation, in one commit; null when the
+   * reservation does not fit (near its quota: the exact charge of `writeDecided` refuses only
+   * what really does not fit).
+   */
+  private async enqueue(row: SubmissionRow): Promise<SubmissionAccepted | null> {
     try {
       const group = this.options.group;
+      // Grouped by the mailbox, like its other writes.
       await (group
-        ? group.run(id, (trx) => enqueueSubmission(trx, row)) // the mailbox row's lock, as its writes take
+        ? group.run(row.mailbox.id, (trx) => enqueueSubmission(trx, row))
         : this.db.writeTx((trx) => enqueueSubmission(trx, row)));
     } catch (err) {
       if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') return null;
       throw err;
     }
-    this.log.info('smtp.submission_queued', { messageId: row.id, mailboxId: id, recipients: recipients.length });
+    this.log.info('smtp.submission_queued', {
+      messageId: row.id,
+      mailboxId: row.mailbox.id,
+      recipients: row.recipients.length,
+    });
     for (const listener of this.queuedListeners) listener();
-    return { messageId: row.id, status: verdict.hold ? 'pending_approval' : 'queued' };
+    return { messageId: row.id, status: row.verdict.hold ? 'pending_approval' : 'queued' };
+  }
+
+  /**
+   * Writes a decided message (the worker's queued row, or one whose reservation did not fit) with
+   * its verdict, under its id and at the time of its end of DATA.
+   */
+  private writeDecided(
+    row: SubmissionRow,
+    how: {
+      writeWithin: (writeRaw: WriteStep | undefined) => WriteStep | undefined;
+      reservedBytes?: number | undefined;
+    },
+  ): Promise<SendAccepted> {
+    const envelope = { mailFrom: row.mailFrom, rcptTo: row.recipients };
+    return this.parseAndWrite(row.mailbox, envelope, row.raw, `raw/${row.id}`, {
+      commit: (draft, writeRaw) =>
+        this.sending.write({ tokenId: row.tokenId, channel: 'smtp' }, row.mailbox, draft, row.verdict, {
+          at: row.receivedAt,
+          messageId: row.id,
+          reservedBytes: how.reservedBytes,
+          traceContext: row.traceContext,
+          writeWithin: how.writeWithin(writeRaw),
+          group: this.options.group,
+        }),
+    });
   }
 
   /** The message of the mailbox a submission replies to, read from its header section alone. */
@@ -337,7 +369,7 @@ export class SubmissionService {
     rawKey: string,
     steps: {
       check?: (message: ParsedMessage) => Promise<void>;
-      commit: (draft: OutboundDraft, writeRaw: ((trx: Sql) => Promise<void>) | undefined) => Promise<SendAccepted>;
+      commit: (draft: OutboundDraft, writeRaw: WriteStep | undefined) => Promise<SendAccepted>;
     },
   ): Promise<SendAccepted> {
     const [toStore, toParse] = Buffer.isBuffer(source) ? [source, source] : tee(source, 2);
@@ -375,5 +407,8 @@ export class SubmissionService {
 
 /** What the 250 at end of DATA names: the message id, and whether it is held for approval. */
 export type SubmissionAccepted = Pick<SendAccepted, 'messageId' | 'status'>;
+
+/** A statement issued inside the write transaction (the raw message, the queue row's delete). */
+type WriteStep = (trx: Sql) => Promise<void>;
 
 const smtpActor = (submitter: Submitter): SendActor => ({ tokenId: submitter.tokenId, channel: 'smtp' });

@@ -20,7 +20,7 @@ export async function submittedDraft(
   message: ParsedMessage,
   stored: { rawKey: string; rawSizeBytes: number; attachmentIds: string[] },
 ): Promise<OutboundDraft> {
-  const recipients = [...new Set(envelope.rcptTo.map(normalizeAddress))].filter(isAddress);
+  const recipients = envelopeRecipients(envelope);
   const inEnvelope = (a: string) => recipients.includes(a);
   const to = message.to.filter(inEnvelope);
   const cc = message.cc.filter((a) => inEnvelope(a) && !to.includes(a));
@@ -46,6 +46,10 @@ export async function submittedDraft(
     fromDisplayName: from.name,
   };
 }
+
+/** The distinct envelope recipients (RCPT TO), normalized: who receives a submitted message. */
+export const envelopeRecipients = (envelope: { rcptTo: readonly string[] }): string[] =>
+  [...new Set(envelope.rcptTo.map(normalizeAddress))].filter(isAddress);
 
 /**
  * Parsed attachments as staged uploads of the mailbox, which SendService.submit then claims in

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from '../../src/storage/database.js';
-import { IntakeQueueWorker } from '../../src/core/delivery/intake/intake-queue.worker.js';
+import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/delivery/intake/intake-queue.worker.js';
+import type { ClaimedRow } from '../../src/core/delivery/intake/intake-queue.store.js';
+import type { Services } from '../../src/core/services.js';
 import type { QueuedInbound } from '../../src/core/delivery/receiving/inbound-queue.store.js';
 import type { QueuedSubmission } from '../../src/core/delivery/submission/submission-queue.store.js';
 import { InboundQueue } from '../../src/core/delivery/receiving/inbound-queue.js';
@@ -59,26 +61,22 @@ const DRIVEN = {
  * A worker of port 25's queue on `runtime`'s services that a test drives with `runOnce` (never
  * started): one attempt per claim, so a refusal shows at once as a `failed` row.
  */
-export function queueWorker(runtime: Runtime): IntakeQueueWorker<QueuedInbound> {
-  const { db, clock, transport } = runtime.services;
-  return new IntakeQueueWorker(new InboundQueue(db, transport.receiving, silentLogger), clock, silentLogger, DRIVEN);
-}
+export const queueWorker = (runtime: Runtime): IntakeQueueWorker<QueuedInbound> =>
+  driven(runtime, (s) => new InboundQueue(s.db, s.transport.receiving, silentLogger));
 
 /** The same for port 587's queue. */
-export function submissionQueueWorker(runtime: Runtime): IntakeQueueWorker<QueuedSubmission> {
-  const { db, clock, transport } = runtime.services;
-  return new IntakeQueueWorker(
-    new SubmissionQueue(db, transport.submission, silentLogger),
-    clock,
-    silentLogger,
-    DRIVEN,
-  );
+export const submissionQueueWorker = (runtime: Runtime): IntakeQueueWorker<QueuedSubmission> =>
+  driven(runtime, (s) => new SubmissionQueue(s.db, s.transport.submission, silentLogger));
+
+function driven<Q extends ClaimedRow>(runtime: Runtime, queueOf: (s: Services) => IntakeQueue<Q>) {
+  const s = runtime.services;
+  return new IntakeQueueWorker(s.db, queueOf(s), s.clock, silentLogger, DRIVEN);
 }
 
 const byPort = new Map<number, Runtime>();
 
 /** The harness registers each runtime with SMTP listeners, so `deliveredAfter` can wait for the message. */
-export function registerMx(runtime: Runtime): () => void {
+export function registerSmtp(runtime: Runtime): () => void {
   const ports = [runtime.smtpPorts.mx, runtime.smtpPorts.submission].filter((p): p is number => !!p);
   for (const port of ports) byPort.set(port, runtime);
   return () => ports.forEach((p) => byPort.delete(p));
