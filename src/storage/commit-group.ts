@@ -1,4 +1,4 @@
-import type { Database, Sql } from './database.js';
+import type { Database, Sql, WriteTxOptions } from './database.js';
 
 /** One caller's writes, run inside a shared transaction; it may run twice (see CommitGroup). */
 export type GroupWork<T> = (trx: Sql) => Promise<T>;
@@ -7,6 +7,7 @@ interface Member {
   /** Members are written in this order, so two groups take their row locks in the same order. */
   lockKey: string;
   work: GroupWork<unknown>;
+  options: WriteTxOptions;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -36,9 +37,10 @@ export class CommitGroup {
     private readonly options: { maxMembers: number; concurrency: number } = { maxMembers: 32, concurrency: 2 },
   ) {}
 
-  run<T>(lockKey: string, work: GroupWork<T>): Promise<T> {
+  /** `options.commitWithStatements`: see Database.writeTx; a group commits so when all its members may. */
+  run<T>(lockKey: string, work: GroupWork<T>, options: WriteTxOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ lockKey, work, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ lockKey, work, options, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
     });
   }
@@ -66,7 +68,7 @@ export class CommitGroup {
         const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
         if (failed) throw new MemberFailed('a member of the group failed', { cause: failed.reason });
         results = outcomes.map((o) => (o as PromiseFulfilledResult<unknown>).value);
-      });
+      }, { commitWithStatements: members.every((m) => m.options.commitWithStatements === true) });
     } catch (err) {
       if (err instanceof MemberFailed) {
         await Promise.all(members.map((m) => this.alone(m)));
@@ -80,7 +82,7 @@ export class CommitGroup {
 
   private async alone(m: Member): Promise<void> {
     try {
-      m.resolve(await this.db.writeTx(m.work));
+      m.resolve(await this.db.writeTx(m.work, m.options));
     } catch (err) {
       m.reject(err);
     }

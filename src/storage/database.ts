@@ -9,6 +9,13 @@ import type { DB } from './schema.js';
  * migrations create (src/storage/schema.ts, `make db-types`).
  */
 export type Sql = Kysely<DB>;
+/**
+ * `commitWithStatements`: the COMMIT goes out with the statements `fn` issues at once (one round
+ * trip when pipelined); for an `fn` whose every statement fails on its own when it must not commit.
+ */
+export interface WriteTxOptions {
+  commitWithStatements?: boolean;
+}
 /** A piece of SQL (the `sql` tag's value) that a query embeds. */
 export type SqlFragment = RawBuilder<unknown>;
 export { sql };
@@ -51,14 +58,14 @@ export class Database {
    * A write transaction whose statements are pipelined: the ones `fn` issues together (without
    * awaiting each) travel in one round trip. Without pipelining (PGlite, or turned off) it is `tx`,
    * where Kysely runs them one after another in the same order. Either way `fn` must await every
-   * statement it issued before returning.
+   * statement it issued before returning. `commitWithStatements`: see pipelinedTransaction.
    */
-  async writeTx<T>(fn: (trx: Sql) => Promise<T>): Promise<T> {
+  async writeTx<T>(fn: (trx: Sql) => Promise<T>, options: WriteTxOptions = {}): Promise<T> {
     if (!this.options.pipeline) return this.tx(fn);
     this.pool ??= (
       this.orm.em.getConnection() as unknown as { getNativeClient(): Promise<pgTypes.Pool> }
     ).getNativeClient();
-    return pipelinedTransaction(await this.pool, this.pooled, fn);
+    return pipelinedTransaction(await this.pool, this.pooled, fn, options);
   }
 
   async ping(): Promise<void> {

@@ -184,6 +184,9 @@ class StatementBatch {
 class PipelinedConnection implements DatabaseConnection {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** The COMMIT that goes out last in the next batch (`commitWithNextBatch`); nothing may follow it. */
+  private commitLast: Pending | null = null;
+  private sealed = false;
   failure: unknown = null;
 
   constructor(
@@ -206,6 +209,8 @@ class PipelinedConnection implements DatabaseConnection {
     evenAfterFailure = false,
   ): Promise<QueryResult<unknown> & { command: string | null }> {
     return new Promise((resolve, reject) => {
+      if (this.sealed && !evenAfterFailure)
+        return reject(new Error(`issued after its transaction's COMMIT went out (commitWithStatements): ${text}`));
       if (this.failure !== null && !evenAfterFailure) return reject(this.failure);
       this.queue.push({
         text,
@@ -223,9 +228,36 @@ class PipelinedConnection implements DatabaseConnection {
     });
   }
 
+  /**
+   * Queues COMMIT to go out at the end of the next batch, after everything issued before that
+   * batch leaves (the current turn of the event loop); the connection then refuses new statements.
+   */
+  commitWithNextBatch(): Promise<QueryResult<unknown> & { command: string | null }> {
+    return new Promise((resolve, reject) => {
+      this.commitLast = {
+        text: 'commit',
+        values: [],
+        resolve,
+        reject: (err) => {
+          this.failure ??= err;
+          reject(err);
+        },
+      };
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
   private flush(): void {
     this.scheduled = false;
     const statements = this.queue.splice(0);
+    if (this.commitLast) {
+      statements.push(this.commitLast);
+      this.commitLast = null;
+      this.sealed = true;
+    }
     if (statements.length === 0) return;
     const types = (this.client as unknown as { _types: unknown })._types;
     this.client.query(new StatementBatch(statements, this.names, types) as unknown as pgTypes.QueryConfig);
@@ -240,11 +272,17 @@ const namesOf = (pool: pgTypes.Pool): StatementNames | undefined =>
  * Runs `fn` in one transaction on a connection of `pool`, its statements pipelined (see above).
  * `base` lends its query compiler: the handle `fn` gets compiles like every other Kysely handle,
  * and each statement is queued the moment it is executed, in call order.
+ *
+ * `commitWithStatements`: COMMIT travels in the batch of `fn`'s statements (one round trip for the
+ * whole transaction). Only for an `fn` that issues all its statements at once and decides nothing
+ * on their answers: each must fail on its own when the write must not commit (a statement issued
+ * later is refused, after the COMMIT already went out).
  */
 export async function pipelinedTransaction<T>(
   pool: pgTypes.Pool,
   base: Kysely<DB>,
   fn: (trx: Kysely<DB>) => Promise<T>,
+  options: { commitWithStatements?: boolean } = {},
 ): Promise<T> {
   const client = await pool.connect();
   const connection = new PipelinedConnection(client, namesOf(pool));
@@ -259,8 +297,27 @@ export async function pipelinedTransaction<T>(
   begin.catch(() => undefined); // its failure reaches fn's statements and the commit
   let broken = false;
   try {
-    const result = await fn(trx);
-    const commit = await connection.run('commit');
+    let result: T;
+    let commit: Awaited<ReturnType<PipelinedConnection['run']>>;
+    if (options.commitWithStatements) {
+      // BEGIN, fn's statements and COMMIT in one batch: one round trip. A failed statement makes
+      // the server skip the rest of the batch, COMMIT included (its promise rejects with that error).
+      const [done, committed] = await Promise.allSettled([fn(trx), connection.commitWithNextBatch()]);
+      if (done.status === 'rejected') {
+        // fn failed other than through a statement: what it issued is committed all the same.
+        if (committed.status === 'fulfilled' && committed.value.command === 'COMMIT')
+          throw new Error('committed although the transaction failed outside its statements (commitWithStatements)', {
+            cause: done.reason,
+          });
+        throw done.reason;
+      }
+      if (committed.status === 'rejected') throw committed.reason;
+      result = done.value;
+      commit = committed.value;
+    } else {
+      result = await fn(trx);
+      commit = await connection.run('commit');
+    }
     // PostgreSQL answers COMMIT of an aborted transaction with ROLLBACK: never report that as durable.
     if (commit.command !== 'COMMIT') throw connection.failure ?? new Error(`COMMIT answered ${commit.command}`);
     return result;

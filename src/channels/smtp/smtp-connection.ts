@@ -33,7 +33,8 @@ export const connectionOf = (session: SMTPServerSession): MailboxSmtpConnection 
  * - a command line over 512 octets answers 500 5.5.2 (AUTH excepted, see `_onCommand`);
  * - `abort` answers and hangs up at once (an oversized DATA is not read to its end);
  * - the shutdown reply is `421 4.3.2` (RFC 3463 §3.4 "system not accepting network messages",
- *   RFC 5321 §3.8) instead of smtp-server's generic 4.4.2, so a client knows to retry elsewhere.
+ *   RFC 5321 §3.8) instead of smtp-server's generic 4.4.2, so a client knows to retry elsewhere;
+ * - replies made in one turn of the event loop leave in one write (`batchReplies`).
  */
 export class MailboxSmtpConnection extends SMTPConnection {
   constructor(
@@ -49,11 +50,43 @@ export class MailboxSmtpConnection extends SMTPConnection {
     return (this._server as unknown as MailboxSmtpServer).policy;
   }
 
+  /** The socket whose replies are held until the end of this turn of the event loop. */
+  private replyBatch: net.Socket | null = null;
+  /** Set while STARTTLS answers: its 220 must be on the wire before the handshake, alone. */
+  private unbatched = false;
+
   override send(code: number, data?: string | string[] | null, context?: string | false): void {
     if (code === 421 && data === SHUTTING_DOWN) return this.sendCatalog('SHUTTING_DOWN');
     // SMTP_MAX_CONNECTIONS reached: the same reply as the per-client cap.
     if (code === 421 && data === `${this.name} ${MAX_CLIENTS_TEXT}`) return this.sendCatalog('TOO_MANY_CONNECTIONS');
+    this.batchReplies();
     super.send(code, data, typeof data === 'string' && ENHANCED_RE.test(data) ? false : context);
+  }
+
+  /**
+   * Holds the replies made in this turn of the event loop (a pipelined MAIL FROM, RCPT TO and
+   * DATA answered together, RFC 2920) and sends them in one write at its end: one TLS record and
+   * one system call instead of one each (bench/smtp). Closing flushes them (`end` uncorks).
+   */
+  private batchReplies(): void {
+    const socket = this._socket as net.Socket | undefined;
+    if (this.replyBatch || this.unbatched || !socket || socket.destroyed) return;
+    this.replyBatch = socket;
+    socket.cork();
+    setImmediate(() => {
+      this.replyBatch = null;
+      socket.uncork();
+    });
+  }
+
+  override handler_STARTTLS(command: Buffer, callback: () => void): void {
+    this.replyBatch?.uncork();
+    this.unbatched = true;
+    try {
+      super.handler_STARTTLS(command, callback);
+    } finally {
+      this.unbatched = false;
+    }
   }
 
   /** A protocol reply of our own, from the error catalog (smtp-server's callbacks map the rest). */

@@ -74,7 +74,12 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
       d.sending,
       d.blobs,
       d.log,
-      { maxRecipients: d.config.MAX_RECIPIENTS, group, queue: d.config.SMTP_SUBMISSION_QUEUE },
+      {
+        maxRecipients: d.config.MAX_RECIPIENTS,
+        group,
+        queue: d.config.SMTP_SUBMISSION_QUEUE,
+        senderCacheMs: d.config.AUTH_CACHE_TTL,
+      },
       d.policy,
       d.clock,
     ),

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import { sql, num, type Sql } from '../../storage/database.js';
+import { sql, num, type Sql, type SqlFragment } from '../../storage/database.js';
 
 /**
  * The storage quota of a mailbox (docs/api.md, "Storage quota"). `storage_used_bytes` is what its
@@ -75,6 +75,36 @@ export async function settleReservation(
  * again for ordinary mail). The delivery settles it against the real size (settleReservation).
  */
 export const reservationFor = (rawBytes: number): number => 2 * rawBytes + 8 * 1024;
+
+/**
+ * A queue row's reservation made by the statement that inserts the row (queued intake): `with`
+ * locks `mailboxIds` in id order and charges `bytes` to each one with room; `reservedBytes` is the
+ * row's `reserved_bytes` value, null unless every one was charged, so a reservation that does not
+ * fit fails the whole statement (not null: nothing charged, no row; `isReservationRefused`).
+ * The write is one statement that fails on its own, so it may commit in the batch that carries
+ * it (Database.writeTx's `commitWithStatements`). With no mailbox to reserve in it is plain `bytes`.
+ */
+export function reservingInsert(
+  mailboxIds: readonly string[],
+  bytes: number,
+): { with: SqlFragment; reservedBytes: SqlFragment } {
+  if (mailboxIds.length === 0) return { with: sql``, reservedBytes: sql`${bytes}::bigint` };
+  const ids = [...new Set(mailboxIds)].sort();
+  const n = Math.max(0, Math.ceil(bytes));
+  return {
+    with: sql`with locked as (select id from mailbox where id = any(${ids}::text[]) order by id for update),
+      reserved as (update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}
+        from locked where m.id = locked.id and (${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})
+        returning m.id)`,
+    reservedBytes: sql`(select case when count(*) = ${ids.length} then ${n}::bigint end from reserved)`,
+  };
+}
+
+/** The refusal of a `reservingInsert`: its reserved_bytes came out null (a mailbox had no room). */
+export function isReservationRefused(err: unknown): boolean {
+  const e = err as { code?: string; column?: string; message?: string } | null;
+  return e?.code === '23502' && (e.column === 'reserved_bytes' || /"reserved_bytes"/.test(e.message ?? ''));
+}
 
 /** Gives `bytes` back (a deleted message); never below 0. */
 export async function releaseStorage(trx: Sql, mailboxId: string, bytes: number): Promise<void> {

@@ -1,4 +1,4 @@
-import { sql, type Database, type Sql } from '../../../storage/database.js';
+import { sql, type Database, type Sql, type WriteTxOptions } from '../../../storage/database.js';
 
 /**
  * The rows of an SMTP intake queue (docs/api.md, "Queued intake"): port 25's `inbound_queue` and
@@ -7,6 +7,13 @@ import { sql, type Database, type Sql } from '../../../storage/database.js';
  * deletes it, or `failed` (kept for an operator) when it can never be stored.
  */
 export type IntakeQueueTable = 'inbound_queue' | 'submission_queue';
+
+/**
+ * How a queue row is written at intake: it is one statement that fails on its own (its quota
+ * reservation included, reservingInsert), so its COMMIT travels with it: the 250 waits for one
+ * round trip (Database.writeTx).
+ */
+export const COMMIT_WITH_QUEUE_ROW: WriteTxOptions = { commitWithStatements: true };
 
 /** A row as a worker claimed it: only the worker holding the claim may finish, postpone or fail it. */
 export interface ClaimedRow {

@@ -18,6 +18,7 @@ import { routeRecipient } from '../recipient-routing.js';
 import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
 import type { InboundDelivery } from './inbound-delivery.js';
 import { enqueueInbound, type QueuedInbound } from './inbound-queue.store.js';
+import { COMMIT_WITH_QUEUE_ROW } from '../intake/intake-queue.store.js';
 
 export type { InboundEnvelope } from './inbound-envelope.js';
 
@@ -118,8 +119,8 @@ export class ReceivingService {
     const lockKey = [...envelope.recipients.map((r) => r.mailboxId)].sort()[0]!;
     const group = this.options.group;
     await (group
-      ? group.run(lockKey, (trx) => enqueueInbound(trx, row))
-      : this.db.writeTx((trx) => enqueueInbound(trx, row)));
+      ? group.run(lockKey, (trx) => enqueueInbound(trx, row), COMMIT_WITH_QUEUE_ROW)
+      : this.db.writeTx((trx) => enqueueInbound(trx, row), COMMIT_WITH_QUEUE_ROW));
     this.log.info('smtp.inbound_queued', {
       queueId: id,
       recipients: envelope.recipients.length,

@@ -57,6 +57,8 @@ export interface OutboundMeta {
   messageId?: string | undefined;
   /** Quota reserved at intake (queued submission): settled against the stored size instead of charged. */
   reservedBytes?: number | undefined;
+  /** Counted without refusing: accepted (250) while its mailbox had no quota (queued submission). */
+  quotaExempt?: boolean | undefined;
 }
 
 export const bodyFormatOf = (text: string | null, html: string | null): 'text' | 'html' | 'text+html' =>
@@ -106,7 +108,7 @@ export async function writeOutbound(
   // transaction, which the caller owns and rolls back.
   const written = [
     meta.reservedBytes === undefined
-      ? chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound' })
+      ? chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound', exempt: meta.quotaExempt === true })
       : settleReservation(trx, mailbox.id, meta.reservedBytes, storedBytes, 'outbound'),
     draft.parent
       ? touchThread(trx, threadId, at)

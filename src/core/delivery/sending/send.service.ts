@@ -36,6 +36,8 @@ export interface WriteOptions extends Pick<SendOptions, 'writeWithin' | 'group'>
   messageId?: string | undefined;
   /** Quota reserved for it at intake, settled against what it occupies. */
   reservedBytes?: number | undefined;
+  /** Counted without refusing (accepted while its mailbox had no quota). */
+  quotaExempt?: boolean | undefined;
   idempotencyKey?: string | null;
   requestHash?: string | null;
   /** The W3C traceparent its outbox job carries to the worker. */
@@ -198,6 +200,7 @@ export class SendService {
       at: options.at,
       messageId: options.messageId,
       reservedBytes: options.reservedBytes,
+      quotaExempt: options.quotaExempt,
       idempotencyKey: options.idempotencyKey ?? null,
       requestHash: options.requestHash ?? null,
       traceContext: options.traceContext,

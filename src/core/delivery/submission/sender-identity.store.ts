@@ -54,7 +54,7 @@ export async function senderAtMailFrom(
   mailboxId: string,
   tokenId: string,
   address: string,
-): Promise<{ identity: boolean; full: boolean; limited: boolean; layers: PolicyLayers }> {
+): Promise<SenderAtMailFrom> {
   const row = await db.one(sql<{ identity: boolean; full: boolean; limited: boolean } & PolicyLayersRow>`select exists(
       select 1 from sender_identity si where si.mailbox_id = m.id and si.address = ${address} and si.is_active
     ) and m.disabled_at is null as identity, ${mailboxFullSql} as full, ${mailboxLimitedSql} as limited, ${policyLayersSql(mailboxId, tokenId)}
@@ -65,6 +65,14 @@ export async function senderAtMailFrom(
     limited: row?.limited !== false,
     layers: policyLayersOf(row),
   };
+}
+
+/** What MAIL FROM on 587 reads (senderAtMailFrom). */
+export interface SenderAtMailFrom {
+  identity: boolean;
+  full: boolean;
+  limited: boolean;
+  layers: PolicyLayers;
 }
 
 /** True when every address is an active sender identity of the (enabled) mailbox (one query). */

@@ -20,13 +20,19 @@ import { observability } from '../../observability.js';
 import { findParentByMessageIds, inboundReferences } from '../threading.js';
 import type { OutboundDraft } from '../sending/outbound.store.js';
 import { enqueueSubmission, type QueuedSubmission, type SubmissionRow } from './submission-queue.store.js';
-import { removeStored } from '../intake/intake-queue.store.js';
+import { COMMIT_WITH_QUEUE_ROW, removeStored } from '../intake/intake-queue.store.js';
 import { tee } from '../../mail/tee.js';
 import { heldIfSmall, spool } from '../../mail/spool.js';
 import { authorFields } from '../../mail/author-fields.js';
 import type { SendService } from '../sending/send.service.js';
 import type { SendAccepted } from '../sending/send.schemas.js';
-import { areActiveIdentities, senderAtMailFrom, submissionMailbox } from './sender-identity.store.js';
+import {
+  areActiveIdentities,
+  senderAtMailFrom,
+  submissionMailbox,
+  type SenderAtMailFrom,
+} from './sender-identity.store.js';
+import { SenderReadCache } from './sender-read-cache.js';
 import { envelopeRecipients, submittedDraft, stageAttachments } from './submitted-draft.js';
 import type { OutboundPolicy, SendActor, TransactionRules } from '../../policy/outbound-policy.js';
 
@@ -59,10 +65,14 @@ export class SubmissionService {
       group?: CommitGroup | null;
       /** Queue held messages for the worker behind the 250 (SMTP_SUBMISSION_QUEUE). */
       queue: boolean;
+      /** How long a session's MAIL FROM read is reused (AUTH_CACHE_TTL; 0: never). */
+      senderCacheMs: number;
     },
     private readonly policy: OutboundPolicy,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.senderReads = new SenderReadCache(options.senderCacheMs);
+  }
 
   /**
    * The token and client address each session authenticated with, for the per-transaction
@@ -81,6 +91,9 @@ export class SubmissionService {
   private readonly quotaLimited = new WeakMap<Submitter, boolean>();
 
   private readonly queuedListeners = new Set<() => void>();
+
+  /** MAIL FROM's read per session, reused for AUTH_CACHE_TTL (sender-read-cache.ts). */
+  private readonly senderReads: SenderReadCache<Submitter>;
 
   /**
    * AUTH PLAIN/LOGIN: username = an active sender identity, password = a mailbox or domain token
@@ -152,11 +165,21 @@ export class SubmissionService {
     this.transactionRules.delete(submitter);
     // One statement for all three: the identity, a mailbox already at its quota (the sender's copy
     // is stored here), refused now (552 5.2.2), and the policy this transaction's RCPT TO judge by.
-    const sender = await senderAtMailFrom(this.db, submitter.mailbox.id, submitter.tokenId, address);
+    const sender = await this.senderAt(submitter, address);
     if (!sender.identity) throw new AppError('SENDER_NOT_IDENTITY');
     if (sender.full) throw new AppError('QUOTA_EXCEEDED');
     this.transactionRules.set(submitter, this.policy.rulesOf(sender.layers));
     this.quotaLimited.set(submitter, sender.limited);
+  }
+
+  /** MAIL FROM's one statement, or the session's read of the same address within AUTH_CACHE_TTL. */
+  private async senderAt(submitter: Submitter, address: string): Promise<SenderAtMailFrom> {
+    const cached = this.senderReads.get(submitter, address);
+    if (cached) return cached;
+    const readAt = performance.now();
+    const read = await senderAtMailFrom(this.db, submitter.mailbox.id, submitter.tokenId, address);
+    this.senderReads.remember(submitter, address, read, readAt);
+    return read;
   }
 
   /**
@@ -207,6 +230,16 @@ export class SubmissionService {
    * keeps the envelope of a MAIL FROM it answered 250 only).
    */
   async accept(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SubmissionAccepted> {
+    try {
+      return await this.acceptOnce(submitter, envelope, raw);
+    } catch (err) {
+      // Refused (quota, identity, policy...): the next MAIL FROM reads its sender afresh.
+      this.senderReads.forget(submitter);
+      throw err;
+    }
+  }
+
+  private async acceptOnce(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SubmissionAccepted> {
     // Small mail is read whole first: one buffer for the store and the parser, no tee (nothing
     // is stored yet if the channel's guard refuses it meanwhile).
     const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
@@ -226,6 +259,9 @@ export class SubmissionService {
       writeWithin: (writeRaw) => async (trx) =>
         void (await settleAll([removeStored(trx, 'submission_queue', q), writeRaw?.(trx)])),
       reservedBytes: q.reservedBytes > 0 ? q.reservedBytes : undefined,
+      // Its 250 was given while the mailbox had no quota (none reserved): counted, never refused
+      // behind the 250 by a quota set since (a refusal could no longer reach the client).
+      quotaExempt: q.reservedBytes === 0,
     });
   }
 
@@ -272,8 +308,8 @@ export class SubmissionService {
       const group = this.options.group;
       // Grouped by the mailbox, like its other writes.
       await (group
-        ? group.run(row.mailbox.id, (trx) => enqueueSubmission(trx, row))
-        : this.db.writeTx((trx) => enqueueSubmission(trx, row)));
+        ? group.run(row.mailbox.id, (trx) => enqueueSubmission(trx, row), COMMIT_WITH_QUEUE_ROW)
+        : this.db.writeTx((trx) => enqueueSubmission(trx, row), COMMIT_WITH_QUEUE_ROW));
     } catch (err) {
       if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') return null;
       throw err;
@@ -296,6 +332,7 @@ export class SubmissionService {
     how: {
       writeWithin: (writeRaw: WriteStep | undefined) => WriteStep | undefined;
       reservedBytes?: number | undefined;
+      quotaExempt?: boolean;
     },
   ): Promise<SendAccepted> {
     const envelope = { mailFrom: row.mailFrom, rcptTo: row.recipients };
@@ -305,6 +342,7 @@ export class SubmissionService {
           at: row.receivedAt,
           messageId: row.id,
           reservedBytes: how.reservedBytes,
+          quotaExempt: how.quotaExempt,
           traceContext: row.traceContext,
           writeWithin: how.writeWithin(writeRaw),
           group: this.options.group,
