@@ -61,14 +61,17 @@ export class CommitGroup {
     members.sort((a, b) => (a.lockKey < b.lockKey ? -1 : a.lockKey > b.lockKey ? 1 : 0));
     let results: unknown[] = [];
     try {
-      await this.db.writeTx(async (trx) => {
-        // Started together, in lock-key order: pipelined (Database.writeTx), the members'
-        // statements share round trips; either way each must settle before the COMMIT.
-        const outcomes = await Promise.allSettled(members.map((m) => m.work(trx)));
-        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-        if (failed) throw new MemberFailed('a member of the group failed', { cause: failed.reason });
-        results = outcomes.map((o) => (o as PromiseFulfilledResult<unknown>).value);
-      }, { commitWithStatements: members.every((m) => m.options.commitWithStatements === true) });
+      await this.db.writeTx(
+        async (trx) => {
+          // Started together, in lock-key order: pipelined (Database.writeTx), the members'
+          // statements share round trips; either way each must settle before the COMMIT.
+          const outcomes = await Promise.allSettled(members.map((m) => m.work(trx)));
+          const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+          if (failed) throw new MemberFailed('a member of the group failed', { cause: failed.reason });
+          results = outcomes.map((o) => (o as PromiseFulfilledResult<unknown>).value);
+        },
+        { commitWithStatements: members.every((m) => m.options.commitWithStatements === true) },
+      );
     } catch (err) {
       if (err instanceof MemberFailed) {
         await Promise.all(members.map((m) => this.alone(m)));

@@ -30,7 +30,9 @@ export async function enqueueInbound(
     await sql`${reservation.with} insert into inbound_queue (id, status, received_at, mail_from, recipients,
         client_address, helo, tls, reserved_bytes, raw, attempts, run_after)
       values (${row.id}, 'pending', ${row.receivedAt}, ${e.mailFrom}, ${JSON.stringify(e.recipients)}::jsonb,
-        ${e.clientAddress}, ${e.helo}, ${e.tls}, ${reservation.reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`.execute(trx);
+        ${e.clientAddress}, ${e.helo}, ${e.tls}, ${reservation.reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`.execute(
+      trx,
+    );
   } catch (err) {
     if (isReservationRefused(err)) throw new AppError('QUOTA_EXCEEDED');
     throw err;

@@ -239,7 +239,11 @@ export class SubmissionService {
     }
   }
 
-  private async acceptOnce(submitter: Submitter, envelope: SubmissionEnvelope, raw: Readable): Promise<SubmissionAccepted> {
+  private async acceptOnce(
+    submitter: Submitter,
+    envelope: SubmissionEnvelope,
+    raw: Readable,
+  ): Promise<SubmissionAccepted> {
     // Small mail is read whole first: one buffer for the store and the parser, no tee (nothing
     // is stored yet if the channel's guard refuses it meanwhile).
     const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
