@@ -96,6 +96,34 @@ describe('group commit', () => {
     expect((await db().rows(sql`select 1 from blob where key in (${a}, ${c})`)).length).toBe(2);
   });
 
+  // Queued intake's members commit with their statements (one round trip for the group): a member's
+  // failing statement makes the server skip the COMMIT, and the others are written again alone.
+  it('members committing with their statements: a failing one rolls the group back, the others commit alone', async () => {
+    const { group, release, first } = heldGroup();
+    const [a, c] = [key(), key()];
+    const attempts = { a: 0, b: 0, c: 0 };
+    const once = { commitWithStatements: true };
+    const runA = group.run('1', (trx) => (attempts.a++, insertBlob(trx, a)), once);
+    // A not-null violation, as a reservation that does not fit refuses (reservingInsert).
+    const runB = group.run(
+      '2',
+      (trx) => (
+        attempts.b++,
+        sql`insert into blob (key, data, size_bytes, created_at) values (${key()}, null, null, now())`.execute(trx)
+      ),
+      once,
+    );
+    const runC = group.run('3', (trx) => (attempts.c++, insertBlob(trx, c)), once);
+    release();
+    await first;
+    const [ra, rb, rc] = await Promise.allSettled([runA, runB, runC]);
+    expect([ra.status, rb.status, rc.status]).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((rb as PromiseRejectedResult).reason).toMatchObject({ code: '23502' });
+    expect(await committed(a)).toBe(true);
+    expect(await committed(c)).toBe(true);
+    expect(attempts).toEqual({ a: 2, b: 2, c: 2 });
+  });
+
   it('a thrown error (a refused quota, say) fails only its own member', async () => {
     const { group, release, first } = heldGroup();
     const ok = key();

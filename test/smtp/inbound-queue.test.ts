@@ -153,6 +153,31 @@ describe('queued intake on port 25', () => {
     ).toHaveLength(0);
   });
 
+  // The reservation is one statement with the queue row (reservingInsert): where one recipient's
+  // mailbox has no room for it, nothing is reserved in any, and the direct path charges each exactly.
+  it('two recipients, one without room for the reservation: neither is charged a reservation', async () => {
+    const [roomy, tight] = [await newBox(), await newBox()];
+    const raw = rfc5322({ from: 'news@sender.example', to: `${roomy.address}, ${tight.address}`, subject: 'pair' });
+    await setQuota(roomy.mailboxId, 10_000_000);
+    await setQuota(tight.mailboxId, 5_000); // room for the message, not for its reservation
+    const wire = await SmtpWire.connect(mxPort(server));
+    await wire.cmd('EHLO peer.sender.example', 250);
+    await wire.cmd('MAIL FROM:<news@sender.example>', 250);
+    await wire.cmd(`RCPT TO:<${roomy.address}>`, 250);
+    await wire.cmd(`RCPT TO:<${tight.address}>`, 250);
+    await wire.cmd('DATA', 354);
+    expect((await wire.cmd(`${raw}\r\n.`)).last).toBe('250 2.0.0 Delivered');
+    await wire.cmd('QUIT', 221);
+    for (const box of [roomy, tight]) {
+      const [message] = await stored(box.mailboxId);
+      // What each mailbox is charged is its stored copy, no reservation left behind in either.
+      expect(await used(box.mailboxId)).toBe(Number(message.stored_bytes));
+    }
+    expect(
+      await q`select id from inbound_queue where recipients @> ${JSON.stringify([{ mailboxId: roomy.mailboxId }])}::jsonb`,
+    ).toHaveLength(0);
+  });
+
   it('a worker whose lease ran out cannot store the message a second time', async () => {
     const box = await newBox();
     const queueId = queueIdOf(

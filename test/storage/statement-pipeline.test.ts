@@ -138,3 +138,46 @@ describe.each(modes)('Database.writeTx (pipelined: %s)', (pipeline) => {
     }
   });
 });
+
+// commitWithStatements (queued intake's one-statement writes): COMMIT travels in the batch of the
+// write's statements. Outcomes equal a plain transaction's; pipelined it is one round trip.
+describe.each(modes)('Database.writeTx with commitWithStatements (pipelined: %s)', (pipeline) => {
+  const once = { commitWithStatements: true };
+
+  it('commits the statements issued at once, BEGIN to COMMIT in one round trip', async () => {
+    const db = await open(pipeline);
+    sent.length = 0;
+    const result = await db.writeTx((trx) => settleAll([insert(trx, 1), insert(trx, 2)]).then(() => 'ok'), once);
+    const trips = sent.length;
+    expect(result).toBe('ok');
+    expect(await ids(db)).toEqual([1, 2]);
+    if (ENGINE === 'postgres') expect(trips).toBe(pipeline ? 1 : 4);
+  });
+
+  it('a failing statement: nothing commits, the statement’s own error, the connection serves again', async () => {
+    const db = await open(pipeline);
+    const err = await db
+      .writeTx((trx) => settleAll([insert(trx, 1), insert(trx, 1), insert(trx, 2)]), once)
+      .catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('23505');
+    expect(await ids(db)).toEqual([]);
+    await db.writeTx((trx) => insert(trx, 9), once);
+    expect(await ids(db)).toEqual([9]);
+  });
+
+  // The contract the option states: a write that issues a statement after the first batch cannot
+  // have it in a transaction whose COMMIT already left; it is refused, never run outside one.
+  it.runIf(pipeline)('a statement issued after the batch is refused, not run after the COMMIT', async () => {
+    const db = await open(pipeline);
+    const err = await db
+      .writeTx(async (trx) => {
+        await insert(trx, 1);
+        await insert(trx, 2);
+      }, once)
+      .catch((e: unknown) => e);
+    // Reported as a failure that nonetheless committed, naming the refused statement as its cause.
+    expect((err as Error).message).toMatch(/committed although/);
+    expect(String(((err as Error).cause as Error).message)).toMatch(/after its transaction's COMMIT/);
+    expect(await ids(db)).toEqual([1]); // the first batch (with its COMMIT) is durable; the late one never ran
+  });
+});
