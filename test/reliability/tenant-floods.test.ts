@@ -446,7 +446,9 @@ describe('tenant floods', () => {
           await r.arrayBuffer();
           return r.status;
         } catch (err) {
-          return (err as Error).name;
+          // The figure names what failed: fetch's TypeError carries the socket's error as its cause.
+          const cause = (err as Error).cause as { code?: string; message?: string } | undefined;
+          return cause ? `${(err as Error).name}(${cause.code ?? cause.message})` : (err as Error).name;
         }
       }),
     );
