@@ -212,19 +212,8 @@ class PipelinedConnection implements DatabaseConnection {
       if (this.sealed && !evenAfterFailure)
         return reject(new Error(`issued after its transaction's COMMIT went out (commitWithStatements): ${text}`));
       if (this.failure !== null && !evenAfterFailure) return reject(this.failure);
-      this.queue.push({
-        text,
-        values,
-        resolve,
-        reject: (err) => {
-          this.failure ??= err;
-          reject(err);
-        },
-      });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.queue.push(this.pending(text, values, resolve, reject));
+      this.schedule();
     });
   }
 
@@ -234,20 +223,34 @@ class PipelinedConnection implements DatabaseConnection {
    */
   commitWithNextBatch(): Promise<QueryResult<unknown> & { command: string | null }> {
     return new Promise((resolve, reject) => {
-      this.commitLast = {
-        text: 'commit',
-        values: [],
-        resolve,
-        reject: (err) => {
-          this.failure ??= err;
-          reject(err);
-        },
-      };
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.commitLast = this.pending('commit', [], resolve, reject);
+      this.schedule();
     });
+  }
+
+  /** A statement to send; its failure becomes the connection's (every later statement gets it). */
+  private pending(
+    text: string,
+    values: readonly unknown[],
+    resolve: Pending['resolve'],
+    reject: Pending['reject'],
+  ): Pending {
+    return {
+      text,
+      values,
+      resolve,
+      reject: (err) => {
+        this.failure ??= err;
+        reject(err);
+      },
+    };
+  }
+
+  /** The queue goes out on the next turn of the event loop. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
