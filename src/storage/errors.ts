@@ -49,6 +49,12 @@ export function isStorageUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** PostgreSQL not_null_violation on `column` (PGlite names it only in the message). */
+export function isNotNullViolation(err: unknown, column: string): boolean {
+  const e = err as { code?: string; column?: string; message?: string } | null;
+  return e?.code === '23502' && (e.column === column || (e.message ?? '').includes(`"${column}"`));
+}
+
 /** PostgreSQL unique_violation, optionally on one named constraint. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint?: string; message?: string };

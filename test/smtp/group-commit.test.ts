@@ -104,7 +104,7 @@ describe('group commit', () => {
     const attempts = { a: 0, b: 0, c: 0 };
     const once = { commitWithStatements: true };
     const runA = group.run('1', (trx) => (attempts.a++, insertBlob(trx, a)), once);
-    // A not-null violation, as a reservation that does not fit refuses (reservingInsert).
+    // A not-null violation, as a reservation that does not fit refuses (insertReserving).
     const runB = group.run(
       '2',
       (trx) => (

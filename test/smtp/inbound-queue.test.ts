@@ -153,7 +153,7 @@ describe('queued intake on port 25', () => {
     ).toHaveLength(0);
   });
 
-  // The reservation is one statement with the queue row (reservingInsert): where one recipient's
+  // The reservation is one statement with the queue row (insertReserving): where one recipient's
   // mailbox has no room for it, nothing is reserved in any, and the direct path charges each exactly.
   it('two recipients, one without room for the reservation: neither is charged a reservation', async () => {
     const [roomy, tight] = [await newBox(), await newBox()];

@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js';
 import { sql, num, type Sql, type SqlFragment } from '../../storage/database.js';
+import { isNotNullViolation } from '../../storage/errors.js';
 
 /**
  * The storage quota of a mailbox (docs/api.md, "Storage quota"). `storage_used_bytes` is what its
@@ -7,14 +8,17 @@ import { sql, num, type Sql, type SqlFragment } from '../../storage/database.js'
  * charged in the transaction that inserts it and released when it is deleted. The effective
  * quota is the mailbox's own, else its domain's default, else none (unlimited).
  *
- * Every writer goes through `chargeStorage`: one conditional UPDATE of the mailbox row, so two
- * deliveries racing for the last bytes serialise on that row and the second finds no room; the
- * counter can never pass the quota.
+ * Every writer goes through `chargeStorage` (a queue row's reservation through `insertReserving`):
+ * one conditional UPDATE of the mailbox row, so two deliveries racing for the last bytes serialise
+ * on that row and the second finds no room; the counter can never pass the quota.
  */
 
 /** The effective quota of mailbox row `m` (null: unlimited), as SQL. */
 const effectiveQuota = sql`coalesce(m.storage_quota_bytes,
   (select d.default_storage_quota_bytes from domain d where d.id = m.domain_id))`;
+
+/** Mailbox row `m` has room for `n` more bytes under its effective quota, as SQL. */
+const hasRoomFor = (n: number) => sql`(${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})`;
 
 /**
  * Charges `bytes` to the mailbox inside the caller's transaction, or throws QUOTA_EXCEEDED
@@ -37,9 +41,7 @@ export async function chargeStorage(
       : options.countAs === 'outbound'
         ? sql`, outbound_count = m.outbound_count + 1`
         : sql``;
-  const room = options.exempt
-    ? sql``
-    : sql`and (${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})`;
+  const room = options.exempt ? sql`` : sql`and ${hasRoomFor(n)}`;
   const charged = await sql`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}${counter}
       where m.id = ${mailboxId} ${room}`.execute(trx);
   if (Number(charged.numAffectedRows ?? 0) > 0) return;
@@ -77,33 +79,34 @@ export async function settleReservation(
 export const reservationFor = (rawBytes: number): number => 2 * rawBytes + 8 * 1024;
 
 /**
- * A queue row's reservation made by the statement that inserts the row (queued intake): `with`
- * locks `mailboxIds` in id order and charges `bytes` to each one with room; `reservedBytes` is the
- * row's `reserved_bytes` value, null unless every one was charged, so a reservation that does not
- * fit fails the whole statement (not null: nothing charged, no row; `isReservationRefused`).
- * The write is one statement that fails on its own, so it may commit in the batch that carries
+ * Runs `insert` (a queue row's INSERT, queued intake) as one statement with its quota reservation:
+ * it locks `mailboxIds` in id order and charges `bytes` to each one with room, and `insert` puts
+ * `reservedBytes` in the row's not-null `reserved_bytes`: null unless every mailbox was charged,
+ * so a reservation that does not fit fails the whole statement (nothing charged, no row) and is
+ * QUOTA_EXCEEDED. One statement that fails on its own, so it may commit in the batch that carries
  * it (Database.writeTx's `commitWithStatements`). With no mailbox to reserve in it is plain `bytes`.
  */
-export function reservingInsert(
+export async function insertReserving(
+  trx: Sql,
   mailboxIds: readonly string[],
   bytes: number,
-): { with: SqlFragment; reservedBytes: SqlFragment } {
-  if (mailboxIds.length === 0) return { with: sql``, reservedBytes: sql`${bytes}::bigint` };
+  insert: (reservedBytes: SqlFragment) => SqlFragment,
+): Promise<void> {
+  if (mailboxIds.length === 0) {
+    await insert(sql`${bytes}::bigint`).execute(trx);
+    return;
+  }
   const ids = [...new Set(mailboxIds)].sort();
   const n = Math.max(0, Math.ceil(bytes));
-  return {
-    with: sql`with locked as (select id from mailbox where id = any(${ids}::text[]) order by id for update),
+  try {
+    await sql`with locked as (select id from mailbox where id = any(${ids}::text[]) order by id for update),
       reserved as (update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}
-        from locked where m.id = locked.id and (${effectiveQuota} is null or m.storage_used_bytes + ${n} <= ${effectiveQuota})
-        returning m.id)`,
-    reservedBytes: sql`(select case when count(*) = ${ids.length} then ${n}::bigint end from reserved)`,
-  };
-}
-
-/** The refusal of a `reservingInsert`: its reserved_bytes came out null (a mailbox had no room). */
-export function isReservationRefused(err: unknown): boolean {
-  const e = err as { code?: string; column?: string; message?: string } | null;
-  return e?.code === '23502' && (e.column === 'reserved_bytes' || /"reserved_bytes"/.test(e.message ?? ''));
+        from locked where m.id = locked.id and ${hasRoomFor(n)} returning m.id)
+      ${insert(sql`(select case when count(*) = ${ids.length} then ${n}::bigint end from reserved)`)}`.execute(trx);
+  } catch (err) {
+    if (isNotNullViolation(err, 'reserved_bytes')) throw new AppError('QUOTA_EXCEEDED');
+    throw err;
+  }
 }
 
 /** Gives `bytes` back (a deleted message); never below 0. */

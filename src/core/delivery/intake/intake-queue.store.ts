@@ -10,7 +10,7 @@ export type IntakeQueueTable = 'inbound_queue' | 'submission_queue';
 
 /**
  * How a queue row is written at intake: it is one statement that fails on its own (its quota
- * reservation included, reservingInsert), so its COMMIT travels with it: the 250 waits for one
+ * reservation included, insertReserving), so its COMMIT travels with it: the 250 waits for one
  * round trip (Database.writeTx).
  */
 export const COMMIT_WITH_QUEUE_ROW: WriteTxOptions = { commitWithStatements: true };

@@ -1,6 +1,5 @@
-import { AppError } from '../../errors.js';
 import { jsonValue, sql, type Database, type Sql } from '../../../storage/database.js';
-import { isReservationRefused, releaseStorage, reservingInsert } from '../../quota/storage-quota.store.js';
+import { insertReserving, releaseStorage } from '../../quota/storage-quota.store.js';
 import { claimQueued, type ClaimedRow } from '../intake/intake-queue.store.js';
 import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
 
@@ -15,7 +14,7 @@ export interface QueuedInbound extends ClaimedRow {
 /**
  * Writes the queue row of an accepted message and reserves `reservedBytes` in each recipient
  * mailbox that has a storage quota, in one statement of the caller's transaction that fails on its
- * own (reservingInsert; the 250 follows its commit). The reservation refuses like any charge
+ * own (insertReserving; the 250 follows its commit). The reservation refuses like any charge
  * (QUOTA_EXCEEDED, 552 5.2.2): the counter never passes the quota, and the delivery settles it
  * against what the message really occupies. A mailbox without a quota reserves nothing; its
  * delivery charges like any other.
@@ -25,18 +24,15 @@ export async function enqueueInbound(
   row: { id: string; envelope: InboundEnvelope; receivedAt: Date; reservedBytes: number; raw: Buffer },
 ): Promise<void> {
   const e = row.envelope;
-  const reservation = reservingInsert(reservingMailboxes(e), row.reservedBytes);
-  try {
-    await sql`${reservation.with} insert into inbound_queue (id, status, received_at, mail_from, recipients,
+  await insertReserving(
+    trx,
+    reservingMailboxes(e),
+    row.reservedBytes,
+    (reservedBytes) => sql`insert into inbound_queue (id, status, received_at, mail_from, recipients,
         client_address, helo, tls, reserved_bytes, raw, attempts, run_after)
       values (${row.id}, 'pending', ${row.receivedAt}, ${e.mailFrom}, ${JSON.stringify(e.recipients)}::jsonb,
-        ${e.clientAddress}, ${e.helo}, ${e.tls}, ${reservation.reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`.execute(
-      trx,
-    );
-  } catch (err) {
-    if (isReservationRefused(err)) throw new AppError('QUOTA_EXCEEDED');
-    throw err;
-  }
+        ${e.clientAddress}, ${e.helo}, ${e.tls}, ${reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`,
+  );
 }
 
 /** The recipient mailboxes with a storage quota, in lock order: those a queued message reserves in. */

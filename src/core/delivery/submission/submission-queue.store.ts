@@ -1,6 +1,5 @@
-import { AppError } from '../../errors.js';
 import { jsonValue, sql, type Database, type Sql } from '../../../storage/database.js';
-import { isReservationRefused, reservingInsert } from '../../quota/storage-quota.store.js';
+import { insertReserving } from '../../quota/storage-quota.store.js';
 import type { PolicyVerdict } from '../../policy/outbound-policy.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import { claimQueued, type ClaimedRow } from '../intake/intake-queue.store.js';
@@ -29,21 +28,20 @@ export type QueuedSubmission = SubmissionRow & ClaimedRow;
 /**
  * Writes the queue row of an admitted submission (the 250 follows its commit), reserving
  * `reservedBytes` in the sender's mailbox when it has a quota, in one statement that fails on its
- * own (reservingInsert), so it commits in the batch that carries it. A reservation that does not
+ * own (insertReserving), so it commits in the batch that carries it. A reservation that does not
  * fit is QUOTA_EXCEEDED; the write settles it against the stored size.
  */
 export async function enqueueSubmission(trx: Sql, row: SubmissionRow): Promise<void> {
-  const reservation = reservingInsert(row.reservedBytes > 0 ? [row.mailbox.id] : [], row.reservedBytes);
-  try {
-    await sql`${reservation.with} insert into submission_queue (id, status, received_at, mailbox, token_id, mail_from,
+  await insertReserving(
+    trx,
+    row.reservedBytes > 0 ? [row.mailbox.id] : [],
+    row.reservedBytes,
+    (reservedBytes) => sql`insert into submission_queue (id, status, received_at, mailbox, token_id, mail_from,
         recipients, verdict, trace_context, reserved_bytes, raw, attempts, run_after)
       values (${row.id}, 'pending', ${row.receivedAt}, ${JSON.stringify(row.mailbox)}::jsonb, ${row.tokenId}, ${row.mailFrom},
         ${JSON.stringify(row.recipients)}::jsonb, ${JSON.stringify(row.verdict)}::jsonb, ${row.traceContext},
-        ${reservation.reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`.execute(trx);
-  } catch (err) {
-    if (isReservationRefused(err)) throw new AppError('QUOTA_EXCEEDED');
-    throw err;
-  }
+        ${reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`,
+  );
 }
 
 interface SubmissionQueueRow {
