@@ -78,8 +78,12 @@ export class RedisEventBus implements EventBus {
   private ensureSubscriber(): void {
     if (this.subscriber || this.closed) return;
     // A dedicated connection: a subscribed Redis connection can do nothing else. No retry limit,
-    // so a long outage ends in a resubscription (autoResubscribe) rather than a dead subscriber.
-    const sub = this.publisher.duplicate({ maxRetriesPerRequest: null, lazyConnect: false });
+    // so a long outage ends in a resubscription rather than a dead subscriber. The resubscription
+    // is ours (`watchReconnects` below, its failure logged): ioredis 6.0.0's own (autoResubscribe)
+    // leaves the SUBSCRIBE it sends on reconnect without a handler, so a close before Redis answers
+    // it is an unhandled rejection, which ends a Node process (ioredis PR #2187, merged
+    // 2026-09-10, in no release the registry has yet).
+    const sub = this.publisher.duplicate({ maxRetriesPerRequest: null, lazyConnect: false, autoResubscribe: false });
     this.subscriber = sub;
     sub.on('error', (err) => this.log?.warn('events.subscriber_error', { message: err.message }));
     sub.on('message', (_channel: string, text: string) => this.receive(text));
