@@ -234,6 +234,21 @@ export const ERRORS = {
     smtp: '554 5.6.0 Bare CR or LF in message data',
     message: 'CR and LF may only appear together as CRLF (RFC 5321 §2.3.8); refused against SMTP smuggling.',
   },
+  LINE_TOO_LONG: {
+    status: 400,
+    smtp: '550 5.6.0 Message has a line longer than 998 octets',
+    message: 'A line of a message may have at most 998 octets before its CRLF (RFC 5322 §2.1.1).',
+  },
+  UNSUPPORTED_PARAMETER: {
+    status: 400,
+    smtp: '555 5.5.4 MAIL FROM or RCPT TO parameter not recognized or not implemented',
+    message: 'A MAIL or RCPT parameter that this server does not advertise (RFC 5321 §4.1.1.11).',
+  },
+  UTF8_ADDRESS_WITHOUT_SMTPUTF8: {
+    status: 400,
+    smtp: '553 5.6.7 Internationalized address requires the SMTPUTF8 parameter',
+    message: 'An address with non-ASCII characters needs MAIL FROM … SMTPUTF8 (RFC 6531 §3.4).',
+  },
   HEADER_LIMIT: {
     status: 413,
     smtp: '552 5.3.4 Message header too large or too many header fields',

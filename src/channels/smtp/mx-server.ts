@@ -6,6 +6,7 @@ import { commonOptions } from './server-options.js';
 import { stateOf } from './session-state.js';
 import { smtpError } from './replies.js';
 import { intake } from './data-intake.js';
+import { checkMailParameters, checkRcptParameters } from './envelope-params.js';
 import type { TlsMaterial } from './tls-material.js';
 import type { ClientLimits } from './client-limits.js';
 
@@ -30,10 +31,14 @@ export function createMxServer(
       disabledCommands: [...(common.disabledCommands ?? []), 'AUTH'],
       authOptional: true,
       onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+        const refused = checkMailParameters('mx', address);
+        if (refused) return callback(smtpError(refused, log, 'mail'));
         stateOf('mx', session).beginTransaction(address.address);
         callback();
       },
       onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+        const refused = checkRcptParameters(address, session);
+        if (refused) return callback(smtpError(refused, log, 'rcpt'));
         const state = stateOf('mx', session);
         state
           .inTransaction(() => core.checkRecipient(address.address, state.recipients.size))

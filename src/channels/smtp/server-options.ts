@@ -10,9 +10,10 @@ import { connectionOf } from './smtp-connection.js';
 
 /**
  * Options both listeners share: STARTTLS with TLS 1.2 or later only, SIZE announced, enhanced
- * status codes (RFC 2034), no XCLIENT/XFORWARD (a client must not rewrite who it is), no
- * SMTPUTF8 (addresses here are ASCII), connection, idle and shutdown limits, and the
- * session-level hooks (per-client slots, session span and metric).
+ * status codes (RFC 2034), 8BITMIME and SMTPUTF8 (internationalized addresses are stored and shown
+ * as sent), no DSN and no REQUIRETLS (envelope-params.ts says why), no XCLIENT/XFORWARD (a client
+ * must not rewrite who it is), connection, idle and shutdown limits, and the session-level hooks
+ * (per-client slots, session span and metric).
  */
 export function commonOptions(
   listener: Listener,
@@ -30,7 +31,9 @@ export function commonOptions(
     minVersion: 'TLSv1.2',
     size: config.SMTP_MAX_MESSAGE_BYTES,
     hideENHANCEDSTATUSCODES: false,
-    hideSMTPUTF8: true,
+    hideSMTPUTF8: false,
+    hideDSN: true,
+    hideREQUIRETLS: true,
     disabledCommands: ['XCLIENT', 'XFORWARD'],
     useXClient: false,
     useXForward: false,

@@ -2,12 +2,13 @@ import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } f
 import { AppError } from '../../core/errors.js';
 import type { Services } from '../../core/services.js';
 import type { Submitter } from '../../core/delivery/submission/submission.service.js';
-import { DEFAULT_HEADER_LIMITS } from '../../core/mail/raw-guard.js';
+import { DEFAULT_HEADER_LIMITS, MAX_LINE_OCTETS } from '../../core/mail/raw-guard.js';
 import { MailboxSmtpServer } from './smtp-connection.js';
 import { assertNoPlaintextAuth, commonOptions } from './server-options.js';
 import { stateOf } from './session-state.js';
 import { catalogReply, smtpError } from './replies.js';
 import { intake } from './data-intake.js';
+import { checkMailParameters, checkRcptParameters } from './envelope-params.js';
 import type { TlsMaterial } from './tls-material.js';
 import type { ClientLimits } from './client-limits.js';
 
@@ -23,7 +24,8 @@ export function createSubmissionServer(
 ): MailboxSmtpServer {
   const { config, log } = services;
   const core = services.transport.submission;
-  const limits = { maxBytes: config.SMTP_MAX_MESSAGE_BYTES, ...DEFAULT_HEADER_LIMITS };
+  // What is accepted here is relayed as it is, so no line may be longer than RFC 5322 allows.
+  const limits = { maxBytes: config.SMTP_MAX_MESSAGE_BYTES, ...DEFAULT_HEADER_LIMITS, maxLineOctets: MAX_LINE_OCTETS };
   const submitter = (session: SMTPServerSession): Submitter | null => (session.user as Submitter | undefined) ?? null;
   const options = {
     ...commonOptions('submission', config, hostname, tls, clients, log),
@@ -46,6 +48,8 @@ export function createSubmissionServer(
         );
     },
     onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      const refused = checkMailParameters('submission', address);
+      if (refused) return callback(smtpError(refused, log, 'mail'));
       stateOf('submission', session).beginTransaction(address.address);
       core.checkSender(submitter(session), address.address).then(
         () => callback(),
@@ -53,6 +57,8 @@ export function createSubmissionServer(
       );
     },
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      const refused = checkRcptParameters(address, session);
+      if (refused) return callback(smtpError(refused, log, 'rcpt'));
       const accepted = session.envelope.rcptTo.map((r) => r.address);
       core.checkPolicyRecipient(submitter(session), address.address, accepted).then(
         () => callback(),

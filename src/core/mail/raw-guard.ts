@@ -9,7 +9,15 @@ export interface RawLimits {
   maxHeaderBytes: number;
   /** Header fields of the top-level header section. */
   maxHeaderFields: number;
+  /**
+   * Octets a line may have before its CRLF (RFC 5322 §2.1.1: 998), on submission, where what is
+   * accepted is relayed as it is; a server receiving for its own mailboxes stores longer lines.
+   */
+  maxLineOctets?: number;
 }
+
+/** RFC 5322 §2.1.1: a line is at most 998 characters before its CRLF. */
+export const MAX_LINE_OCTETS = 998;
 
 export const DEFAULT_HEADER_LIMITS = { maxHeaderBytes: 100 * 1024, maxHeaderFields: 1000 } as const;
 
@@ -32,6 +40,8 @@ export class RawGuard extends Transform {
   private inHeader = true;
   private headerBytes = 0;
   private headerFields = 0;
+  /** Octets since the last LF (a CR before it included). */
+  private lineOctets = 0;
   /** Header scanning state: at the start of a line, and whether the last line was empty. */
   private atLineStart = true;
 
@@ -45,7 +55,7 @@ export class RawGuard extends Transform {
     const problem =
       this.bytes > this.limits.maxBytes
         ? new AppError('PAYLOAD_TOO_LARGE')
-        : (this.scanLineEndings(chunk) ?? (this.inHeader ? this.scanHeader(chunk) : null));
+        : (this.scanLineEndings(chunk) ?? this.scanLineLengths(chunk) ?? (this.inHeader ? this.scanHeader(chunk) : null));
     if (problem) {
       this.violation = problem;
       return done(problem);
@@ -71,6 +81,20 @@ export class RawGuard extends Transform {
     }
     this.lastWasCr = chunk[chunk.length - 1] === CR;
     return null;
+  }
+
+  private scanLineLengths(chunk: Buffer): AppError | null {
+    const max = this.limits.maxLineOctets;
+    if (max === undefined) return null;
+    let start = 0;
+    for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, i + 1)) {
+      // The line's CR is counted with it; CR and LF are the two octets past the limit's 998.
+      if (this.lineOctets + (i - start) + 1 > max + 2) return new AppError('LINE_TOO_LONG');
+      this.lineOctets = 0;
+      start = i + 1;
+    }
+    this.lineOctets += chunk.length - start;
+    return this.lineOctets > max + 1 ? new AppError('LINE_TOO_LONG') : null;
   }
 
   /** Counts header bytes and fields until the empty line that ends the header section (RFC 5322 §2.1). */

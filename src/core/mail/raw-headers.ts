@@ -7,7 +7,9 @@
  */
 export function prepareForTransfer(raw: Buffer, fill: { messageId: string | null; date: Date }): Buffer {
   const end = headerEnd(raw);
-  const header = raw.subarray(0, end).toString('latin1');
+  // The header section without its last CRLF: the join below ends every field with one, and the
+  // body keeps the empty line that separates it (`body` starts with that line's CRLF).
+  const header = raw.subarray(0, end).toString('latin1').replace(/\r\n$/, '');
   const body = raw.subarray(end);
   const fields = header.split(/\r\n(?=[^ \t])/).filter((f) => f.length > 0);
   const kept = fields.filter((f) => !/^(bcc|resent-[a-z0-9-]*)\s*:/i.test(f));
@@ -15,6 +17,7 @@ export function prepareForTransfer(raw: Buffer, fill: { messageId: string | null
   const added: string[] = [];
   if (!has('message-id') && fill.messageId) added.push(`Message-ID: ${fill.messageId}`);
   if (!has('date')) added.push(`Date: ${rfc5322Date(fill.date)}`);
+  if (added.length + kept.length === 0) return body;
   return Buffer.concat([Buffer.from([...added, ...kept].join('\r\n') + '\r\n', 'latin1'), body]);
 }
 

@@ -1,4 +1,5 @@
 import { ID_PREFIX, newId } from '../../ids.js';
+import { envelopeAddress } from '../../address.js';
 import type { Logger } from '../../logger.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import type { Database } from '../../../storage/database.js';
@@ -8,10 +9,11 @@ import { observability } from '../../observability.js';
 import { composeMessage } from '../../mail/compose.js';
 import { prepareForTransfer, rfc5322Date } from '../../mail/raw-headers.js';
 import { signMessage } from '../../mail/dkim-sign.js';
+import { hasEightBitOctets, needsSmtpUtf8, toSevenBit } from '../../mail/seven-bit.js';
 import type { InboundStore } from '../receiving/inbound.store.js';
 import type { OutboundMessage, PendingRecipient } from './local-delivery.js';
 import type { DkimKeys } from './dkim-keys.js';
-import type { ExternalTransport } from './external-transport.js';
+import type { ExternalTransport, OutgoingMessage } from './external-transport.js';
 import type { LeaseGuard } from './job-lease.js';
 import { recordRecipientOutcome } from './delivery-status.js';
 import { buildBounce, headerSection, type Failure } from './bounce.js';
@@ -40,9 +42,31 @@ export interface TransferDeps {
 
 /**
  * The bytes that leave: the submitted raw message (Bcc removed, Message-ID and Date completed) or,
- * for API sends, the composed MIME; DKIM-signed with the sender domain's key.
+ * for API sends, the composed MIME; DKIM-signed with the sender domain's key. The 7-bit form for a
+ * server without 8BITMIME is made only when one is met, and signed after the conversion, so its
+ * signature covers the body that server receives.
  */
-export async function transferForm(d: TransferDeps, m: TransferMessage, at: Date): Promise<Buffer> {
+export async function transferForm(
+  d: TransferDeps,
+  m: TransferMessage,
+  recipients: string[],
+  at: Date,
+): Promise<OutgoingMessage> {
+  const unsigned = await unsignedForm(d, m);
+  const sign = async (raw: Buffer) => {
+    const signed = await signMessage(raw, await d.dkim.forDomain(m.domainId), at);
+    if (!signed.signed) d.log.warn('delivery.dkim_unsigned', { messageId: m.id, error: signed.error });
+    return signed.raw;
+  };
+  return {
+    raw: await sign(unsigned),
+    eightBit: hasEightBitOctets(unsigned),
+    smtpUtf8: needsSmtpUtf8({ from: envelopeAddress(m.fromAddress), to: recipients.map(envelopeAddress) }, unsigned),
+    sevenBit: async () => sign(await toSevenBit(unsigned)),
+  };
+}
+
+async function unsignedForm(d: TransferDeps, m: TransferMessage): Promise<Buffer> {
   const date = m.sentAt ?? m.createdAt;
   const raw = m.rawBlobKey
     ? prepareForTransfer(await d.blobs.get(m.rawBlobKey), { messageId: m.internetMessageId, date })
@@ -63,9 +87,7 @@ export async function transferForm(d: TransferDeps, m: TransferMessage, at: Date
         },
         d.blobs,
       );
-  const signed = await signMessage(raw, await d.dkim.forDomain(m.domainId), at);
-  if (!signed.signed) d.log.warn('delivery.dkim_unsigned', { messageId: m.id, error: signed.error });
-  return signed.raw;
+  return raw;
 }
 
 /**
@@ -83,13 +105,9 @@ export async function deliverExternally(
 ): Promise<{ events: MailboxEvent[]; deferred: number }> {
   if (!d.transport || recipients.length === 0) return { events: [], deferred: 0 };
   if (lease && !(await lease.stillHeld())) return { events: [], deferred: recipients.length };
-  const raw = await transferForm(d, m, at);
-  const outcomes = await d.transport.deliver(
-    m.fromAddress,
-    recipients.map((r) => r.address),
-    raw,
-    lease?.signal,
-  );
+  const to = recipients.map((r) => r.address);
+  const message = await transferForm(d, m, to, at);
+  const outcomes = await d.transport.deliver(m.fromAddress, to, message, lease?.signal);
   const expired = at.getTime() - m.createdAt.getTime() >= d.maxAgeMs;
   const events: MailboxEvent[] = [];
   const failures: (Failure & { recipient: PendingRecipient })[] = [];
@@ -111,7 +129,7 @@ export async function deliverExternally(
     observability().deliveryOutcome(d.transport.route, o.status);
   }
   if (failures.length) {
-    events.push(...(await failWithBounce(d, m, failures, headerSection(raw), at)));
+    events.push(...(await failWithBounce(d, m, failures, headerSection(message.raw), at)));
     observability().deliveryOutcome(d.transport.route, 'failed', failures.length);
   }
   return { events, deferred };

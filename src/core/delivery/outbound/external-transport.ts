@@ -1,16 +1,16 @@
 import type { Config } from '../../../config/config.js';
 import type { Logger } from '../../logger.js';
-import { splitAddress } from '../../address.js';
+import { asciiDomain, splitAddress } from '../../address.js';
 import { hostAddresses, mxHosts, type DnsLookup } from '../dns-resolver.js';
-import { smtpSend, type Outcome, type SmtpTarget } from './smtp-send.js';
+import { smtpSend, type OutgoingMessage, type Outcome, type SmtpTarget } from './smtp-send.js';
 import { partitionTargets, type NetworkTargetPolicy } from '../../net/network-targets.js';
 
-export type { Outcome } from './smtp-send.js';
+export type { OutgoingMessage, Outcome } from './smtp-send.js';
 
 /** Sends one message to external recipients; every recipient comes back with an outcome. */
 export interface ExternalTransport {
   readonly route: 'relay' | 'mx';
-  deliver(from: string, recipients: string[], raw: Buffer, signal?: AbortSignal): Promise<Outcome[]>;
+  deliver(from: string, recipients: string[], message: OutgoingMessage, signal?: AbortSignal): Promise<Outcome[]>;
 }
 
 /**
@@ -32,14 +32,15 @@ export function externalTransportFrom(
     const target = relayTarget(config.SMTP_RELAY_URL);
     return {
       route: 'relay',
-      deliver: async (from, to, raw, signal) => (await smtpSend(target, helo, { from, to }, raw, signal)).outcomes,
+      deliver: async (from, to, message, signal) =>
+        (await smtpSend(target, helo, { from, to }, message, signal)).outcomes,
     };
   }
   const policy: NetworkTargetPolicy = { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS };
   return {
     route: 'mx',
-    deliver: (from, to, raw, signal) =>
-      viaMx(resolver, policy, config.SMTP_DELIVERY_PORT, helo, from, to, raw, log, signal),
+    deliver: (from, to, message, signal) =>
+      viaMx(resolver, policy, config.SMTP_DELIVERY_PORT, helo, from, to, message, log, signal),
   };
 }
 
@@ -73,7 +74,7 @@ async function viaMx(
   helo: string,
   from: string,
   recipients: string[],
-  raw: Buffer,
+  message: OutgoingMessage,
   log: Logger,
   signal?: AbortSignal,
 ): Promise<Outcome[]> {
@@ -85,7 +86,7 @@ async function viaMx(
     const all = (status: Outcome['status'], reply: string) => to.map((address) => ({ address, status, reply }));
     let hosts: string[] | 'null-mx';
     try {
-      hosts = await mxHosts(resolver, domain);
+      hosts = await mxHosts(resolver, asciiDomain(domain) || domain);
     } catch (err) {
       // RFC 3463: X.1.2 bad destination system; X.4.3 directory (DNS) failure is temporary.
       outcomes.push(
@@ -111,7 +112,7 @@ async function viaMx(
           { host: address, port, secure: false, servername: host, rejectUnauthorized: false },
           helo,
           { from, to },
-          raw,
+          message,
           signal,
         );
         result = sent.outcomes;

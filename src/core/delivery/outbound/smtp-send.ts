@@ -1,5 +1,6 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { storableText } from '../../text.js';
+import { envelopeAddress } from '../../address.js';
 
 export type RecipientStatusAfterAttempt = 'delivered' | 'deferred' | 'failed';
 
@@ -19,6 +20,18 @@ export interface SmtpTarget {
   servername?: string;
   rejectUnauthorized: boolean;
   auth?: { user: string; pass: string };
+}
+
+/** One message as it may leave: the form each server can take is chosen once its EHLO is known. */
+export interface OutgoingMessage {
+  /** The message as it is, signed. */
+  raw: Buffer;
+  /** The body has octets above 127 (RFC 6152): declared BODY=8BITMIME, or sent as `sevenBit()`. */
+  eightBit: boolean;
+  /** An internationalized address or a UTF-8 header (RFC 6531 §3.4): only to a server with SMTPUTF8. */
+  smtpUtf8: boolean;
+  /** The 7-bit form, signed again, for a server without 8BITMIME. */
+  sevenBit(): Promise<Buffer>;
 }
 
 type SendError = Error & {
@@ -43,7 +56,7 @@ export async function smtpSend(
   target: SmtpTarget,
   helo: string,
   envelope: { from: string; to: string[] },
-  raw: Buffer,
+  message: OutgoingMessage,
   signal?: AbortSignal,
 ): Promise<{ connected: boolean; outcomes: Outcome[] }> {
   const conn = new SMTPConnection({
@@ -76,15 +89,34 @@ export async function smtpSend(
     connected = true;
     if (target.auth)
       await new Promise<void>((resolve, reject) => conn.login(target.auth!, (err) => (err ? reject(err) : resolve())));
+    const offers = serverExtensions(conn);
+    // RFC 6531 §3.2: without SMTPUTF8 at the next hop the message cannot be relayed (5.6.7).
+    if (message.smtpUtf8 && !offers.includes('SMTPUTF8'))
+      return {
+        connected,
+        outcomes: all('failed', '553 5.6.7 The receiving server does not offer SMTPUTF8, which this message needs'),
+      };
+    const eightBit = message.eightBit && offers.includes('8BITMIME');
+    const raw = message.eightBit && !eightBit ? await message.sevenBit() : message.raw;
     const info = await new Promise<{ accepted: string[]; rejectedErrors?: SendError[]; response: string }>(
       (resolve, reject) =>
-        conn.send({ from: envelope.from, to: envelope.to }, raw, (err, i) => (err ? reject(err) : resolve(i as never))),
+        conn.send(
+          {
+            from: envelopeAddress(envelope.from),
+            to: envelope.to.map(envelopeAddress),
+            // nodemailer adds BODY=8BITMIME and SIZE= only where the EHLO offered them.
+            use8BitMime: eightBit,
+            size: raw.length,
+          },
+          raw,
+          (err, i) => (err ? reject(err) : resolve(i as never)),
+        ),
     );
     const rejected = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient ?? '', e]));
     return {
       connected,
       outcomes: envelope.to.map((address) => {
-        const r = rejected.get(address);
+        const r = rejected.get(envelopeAddress(address));
         if (r) return { address, status: statusOf(r.responseCode), reply: replyOf(r) };
         return { address, status: 'delivered', reply: info.response };
       }),
@@ -99,7 +131,7 @@ export async function smtpSend(
       return {
         connected: true,
         outcomes: envelope.to.map((address) => {
-          const r = byAddress.get(address) ?? err;
+          const r = byAddress.get(envelopeAddress(address)) ?? err;
           return { address, status: statusOf(r.responseCode), reply: replyOf(r) };
         }),
       };
@@ -118,6 +150,13 @@ export async function smtpSend(
     conn.close();
   }
 }
+
+/**
+ * The extensions the server's last EHLO offered (after STARTTLS, the second one). nodemailer keeps
+ * them in a field it does not declare; it is how its own send decides BODY=, SIZE= and SMTPUTF8.
+ */
+const serverExtensions = (conn: SMTPConnection): string[] =>
+  (conn as unknown as { _supportedExtensions?: string[] })._supportedExtensions ?? [];
 
 // A remote reply is stored in recipient rows and jsonb events: cut, then made storable (a cut can
 // split a surrogate pair, and a hostile remote can send NUL), or recording the outcome would fail.
