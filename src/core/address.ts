@@ -16,16 +16,21 @@ const TOP_LABEL = String.raw`[A-Za-z\p{L}]` + `${LDH}{0,61}${LETTER_DIGIT}`;
 const ADDRESS_RE = new RegExp(`^${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${TOP_LABEL}$`, 'u');
 const DOMAIN_RE = new RegExp(`^(?:${LABEL}\\.)+${TOP_LABEL}$`, 'u');
 
+/** No character beyond US-ASCII. */
+export const isAscii = (value: string): boolean => !/\P{ASCII}/u.test(value);
+
 export function isAddress(value: string): boolean {
   if (Buffer.byteLength(value) > 320) return false;
   const at = value.lastIndexOf('@');
-  return at > 0 && Buffer.byteLength(value.slice(0, at)) <= 64 && ADDRESS_RE.test(value) && isDomainName(value.slice(at + 1));
+  return (
+    at > 0 && Buffer.byteLength(value.slice(0, at)) <= 64 && ADDRESS_RE.test(value) && isDomainName(value.slice(at + 1))
+  );
 }
 
 /** A domain name whose A-label form (RFC 5890) fits DNS's 253 octets. */
 export const isDomainName = (value: string): boolean => {
   if (!DOMAIN_RE.test(value)) return false;
-  const ascii = /^[\x00-\x7f]*$/.test(value) ? value : domainToASCII(value);
+  const ascii = isAscii(value) ? value : domainToASCII(value);
   return ascii.length > 0 && ascii.length <= 253;
 };
 
@@ -36,7 +41,7 @@ export const isDomainName = (value: string): boolean => {
  */
 export function normalizeAddress(value: string): string {
   const lower = value.trim().toLowerCase();
-  if (!/[^\x00-\x7f]|xn--/.test(lower)) return lower;
+  if (isAscii(lower) && !lower.includes('xn--')) return lower;
   const at = lower.lastIndexOf('@');
   if (at === -1) return lower.normalize('NFC');
   return `${lower.slice(0, at).normalize('NFC')}@${unicodeDomain(lower.slice(at + 1))}`;
@@ -49,7 +54,7 @@ export function unicodeDomain(domain: string): string {
 }
 
 /** The A-label (punycode) form of a domain, what DNS is asked for; '' when it is not a domain name. */
-export const asciiDomain = (domain: string): string => (/^[\x00-\x7f]*$/.test(domain) ? domain : domainToASCII(domain));
+export const asciiDomain = (domain: string): string => (isAscii(domain) ? domain : domainToASCII(domain));
 
 /**
  * An address as it goes into an SMTP envelope: an ASCII local part with its domain's A-labels,
@@ -57,7 +62,7 @@ export const asciiDomain = (domain: string): string => (/^[\x00-\x7f]*$/.test(do
  */
 export function envelopeAddress(address: string): string {
   const { localPart, domain } = splitAddress(address);
-  return /^[\x00-\x7f]*$/.test(localPart) ? `${localPart}@${asciiDomain(domain) || domain}` : address;
+  return isAscii(localPart) ? `${localPart}@${asciiDomain(domain) || domain}` : address;
 }
 
 export function splitAddress(address: string): { localPart: string; domain: string } {

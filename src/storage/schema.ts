@@ -31,8 +31,10 @@ export interface AccessToken {
 
 export interface Attachment {
   blob_key: string;
+  content_id: string | null;
   content_type: string;
   created_at: DbTimestamp;
+  disposition: Generated<string>;
   filename: string;
   id: string;
   mailbox_id: string;

@@ -42,7 +42,8 @@ describe('submission before TLS', () => {
     expect(before.some((l) => l.startsWith('AUTH'))).toBe(false);
     expect(before).toContain('SIZE 20000');
     expect(before).toContain('ENHANCEDSTATUSCODES');
-    expect(before.some((l) => /XCLIENT|XFORWARD|SMTPUTF8/.test(l))).toBe(false);
+    expect(before.some((l) => /XCLIENT|XFORWARD|^DSN$|REQUIRETLS/.test(l))).toBe(false);
+    expect(before).toContain('SMTPUTF8');
     await wire.cmd(
       `AUTH PLAIN ${Buffer.from(`\0${alice.address}\0${alice.token}`).toString('base64')}`,
       '530 5.7.0 Must issue a STARTTLS command first',

@@ -4,6 +4,8 @@ export interface SinkMessage {
   from: string;
   to: string[];
   raw: Buffer;
+  /** MAIL FROM's parameters as the sink received them (`BODY`, `SIZE`, `SMTPUTF8`…). */
+  mailArgs: Record<string, string | true>;
 }
 
 /** What the sink answers; set per test, changed between attempts. */
@@ -20,7 +22,9 @@ export interface SinkScript {
  * A local smtp-server standing in for a relay or a remote MX: records what it accepts, and can
  * answer 4xx/5xx per recipient or to DATA, or drop the connection mid-DATA.
  */
-export async function startSink(o: { auth?: { user: string; pass: string } } = {}) {
+export async function startSink(
+  o: { auth?: { user: string; pass: string }; without?: { eightBitMime?: boolean; smtpUtf8?: boolean } } = {},
+) {
   const accepted: SinkMessage[] = [];
   const attempts: { to: string[]; outcome: string }[] = [];
   let script: SinkScript = {};
@@ -29,6 +33,8 @@ export async function startSink(o: { auth?: { user: string; pass: string } } = {
     logger: false,
     disableReverseLookup: true,
     hideENHANCEDSTATUSCODES: true,
+    hide8BITMIME: o.without?.eightBitMime === true,
+    hideSMTPUTF8: o.without?.smtpUtf8 === true,
     size: 50 * 1024 * 1024,
     disabledCommands: o.auth ? [] : ['AUTH'],
     allowInsecureAuth: true,
@@ -64,6 +70,10 @@ export async function startSink(o: { auth?: { user: string; pass: string } } = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to,
           raw: Buffer.concat(chunks),
+          mailArgs: ((session.envelope.mailFrom && session.envelope.mailFrom.args) || {}) as Record<
+            string,
+            string | true
+          >,
         });
         attempts.push({ to, outcome: 'accepted' });
         cb(null, 'Ok: queued as SINK');

@@ -1,5 +1,6 @@
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import { AppError } from '../../core/errors.js';
+import { isAscii } from '../../core/address.js';
 import type { Listener } from './session-state.js';
 
 /**
@@ -13,7 +14,7 @@ const MAIL_PARAMETERS: Record<Listener, ReadonlySet<string>> = {
   submission: new Set(['SIZE', 'BODY', 'SMTPUTF8', 'AUTH']),
 };
 
-const isInternationalized = (address: string): boolean => /[^\x00-\x7f]/.test(address);
+const isInternationalized = (address: string): boolean => !isAscii(address);
 
 /**
  * MAIL FROM's parameters and address: one that is not advertised is 555 5.5.4 (RFC 5321

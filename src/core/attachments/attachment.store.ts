@@ -10,6 +10,10 @@ export interface AttachmentFile {
   sizeBytes: number;
   sha256: string;
   blobKey: string;
+  /** The part's Content-ID without angle brackets (RFC 2392), what `cid:` in an HTML body names. */
+  contentId?: string | null;
+  /** `inline` when the part asked to be shown in the body, else `attachment`. */
+  disposition?: 'inline' | 'attachment';
 }
 
 export async function insertAttachment(
@@ -17,8 +21,8 @@ export async function insertAttachment(
   row: AttachmentFile & { id?: string; mailboxId: string; messageId: string | null; at: Date },
 ): Promise<string> {
   const id = row.id ?? newId(ID_PREFIX.attachment);
-  await sql`insert into attachment (id, mailbox_id, message_id, filename, content_type, size_bytes, sha256, blob_key, created_at)
-    values (${id}, ${row.mailboxId}, ${row.messageId}, ${row.filename}, ${row.contentType}, ${row.sizeBytes}, ${row.sha256}, ${row.blobKey}, ${row.at})`.execute(
+  await sql`insert into attachment (id, mailbox_id, message_id, filename, content_type, size_bytes, sha256, blob_key, created_at, content_id, disposition)
+    values (${id}, ${row.mailboxId}, ${row.messageId}, ${row.filename}, ${row.contentType}, ${row.sizeBytes}, ${row.sha256}, ${row.blobKey}, ${row.at}, ${row.contentId ?? null}, ${row.disposition ?? 'attachment'})`.execute(
     trx,
   );
   return id;

@@ -151,10 +151,18 @@ async function storeAttachment(
       sizeBytes: stored.sizeBytes,
       sha256: stored.sha256,
       blobKey,
+      contentId: contentIdOf(data.contentId),
+      disposition: data.contentDisposition === 'inline' ? 'inline' : 'attachment',
     };
   } finally {
     data.release();
   }
+}
+
+/** A Content-ID as `cid:` URLs name it (RFC 2392): without angle brackets, or null when absent or unusable. */
+function contentIdOf(raw: string | undefined): string | null {
+  const id = (raw ?? '').trim().replace(/^<|>$/g, '').trim();
+  return id && id.length <= 255 && !/[\s<>]/.test(id) ? storableText(id) : null;
 }
 
 function toParsed(

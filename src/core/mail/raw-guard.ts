@@ -55,7 +55,9 @@ export class RawGuard extends Transform {
     const problem =
       this.bytes > this.limits.maxBytes
         ? new AppError('PAYLOAD_TOO_LARGE')
-        : (this.scanLineEndings(chunk) ?? this.scanLineLengths(chunk) ?? (this.inHeader ? this.scanHeader(chunk) : null));
+        : (this.scanLineEndings(chunk) ??
+          this.scanLineLengths(chunk) ??
+          (this.inHeader ? this.scanHeader(chunk) : null));
     if (problem) {
       this.violation = problem;
       return done(problem);

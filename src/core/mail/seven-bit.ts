@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { Joiner, Rewriter, Splitter } from 'mailsplit';
+import { isAscii } from '../address.js';
 
 /** Whether any octet of `raw` is above 127: such a message needs 8BITMIME (RFC 6152) or a 7-bit form. */
 export const hasEightBitOctets = (raw: Buffer): boolean => raw.some((b) => b > 0x7f);
@@ -12,7 +13,7 @@ export const hasEightBitOctets = (raw: Buffer): boolean => raw.some((b) => b > 0
  * without the extension may take.
  */
 export function needsSmtpUtf8(envelope: { from: string; to: string[] }, raw: Buffer): boolean {
-  if ([envelope.from, ...envelope.to].some((a) => /[^\x00-\x7f]/.test(a))) return true;
+  if ([envelope.from, ...envelope.to].some((a) => !isAscii(a))) return true;
   const end = raw.indexOf('\r\n\r\n');
   return hasEightBitOctets(end === -1 ? raw : raw.subarray(0, end));
 }

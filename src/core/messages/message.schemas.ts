@@ -79,6 +79,9 @@ export const attachmentViewSchema = z.object({
   filename: z.string(),
   contentType: z.string(),
   sizeBytes: z.number().int(),
+  /** Content-ID without angle brackets: `cid:<contentId>` in bodyHtml names this attachment. */
+  contentId: z.string().nullable(),
+  disposition: z.enum(['inline', 'attachment']),
 });
 export type AttachmentView = z.infer<typeof attachmentViewSchema>;
 

@@ -64,7 +64,7 @@ export type RecipientRow = Row<
 >;
 
 export type AttachmentRow = Narrow<
-  Row<'attachment', 'id' | 'message_id' | 'filename' | 'content_type' | 'size_bytes'>,
+  Row<'attachment', 'id' | 'message_id' | 'filename' | 'content_type' | 'size_bytes' | 'content_id' | 'disposition'>,
   { message_id: string }
 >;
 
@@ -202,7 +202,7 @@ export async function recipientsOf(db: Sql, messageIds: readonly string[]): Prom
 export async function attachmentsOf(db: Sql, messageIds: readonly string[]): Promise<AttachmentRow[]> {
   if (messageIds.length === 0) return [];
   return (
-    await sql<AttachmentRow>`select id, message_id, filename, content_type, size_bytes from attachment
+    await sql<AttachmentRow>`select id, message_id, filename, content_type, size_bytes, content_id, disposition from attachment
     where message_id = any(${messageIds}::varchar[]) order by message_id, created_at, id`.execute(db)
   ).rows;
 }

@@ -47,6 +47,8 @@ const toAttachment = (r: AttachmentRow): AttachmentView => ({
   filename: r.filename,
   contentType: r.content_type,
   sizeBytes: Number(r.size_bytes),
+  contentId: r.content_id,
+  disposition: r.disposition === 'inline' ? 'inline' : 'attachment',
 });
 
 /**

@@ -164,6 +164,9 @@ export const AttachmentEntity = defineEntity({
     sha256: p.string().length(64),
     blobKey: p.string().length(200),
     createdAt: p.datetime(3),
+    /** Content-ID without angle brackets, for `cid:` references (RFC 2392). */
+    contentId: p.string().length(255).nullable(),
+    disposition: p.string().length(10).default('attachment'),
   },
 });
 

@@ -14,6 +14,7 @@ import { Migration20270205000000ReplyTextDeferred } from './20270205000000-reply
 import { Migration20270210000000MailboxContacts } from './20270210000000-mailbox-contacts.js';
 import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-compression.js';
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
+import { Migration20270410000000AttachmentContentId } from './20270410000000-attachment-content-id.js';
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
@@ -35,4 +36,5 @@ export const migrations = [
   { name: 'Migration20270215000000Lz4Compression', class: Migration20270215000000Lz4Compression },
   { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
+  { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
 ];
