@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test chromium client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke bench-scale bench-scale-drop lint format clean services
+.PHONY: install build run test chromium postfix client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke bench-scale bench-scale-drop lint format clean services
 
 install: node_modules/.installed
 
@@ -28,7 +28,7 @@ run: build
 	MAILBOX_BANNER=true npm start
 
 ## make test: the whole suite on PostgreSQL and on PGlite (starts local PostgreSQL/Redis if down).
-test: install services chromium
+test: install services chromium postfix
 	vitest run
 
 test-postgres: install services
@@ -112,6 +112,10 @@ db-types: install services
 client: install
 	tsx scripts/generate-client.ts
 	openapi-typescript clients/typescript/openapi.json -o clients/typescript/schema.d.ts
+
+## Postfix for the interop tests (test/interop: private instances on loopback ports; skipped without it).
+postfix:
+	@bash scripts/ensure-postfix.sh
 
 ## Chromium for the browser tests (the `browser` vitest project skips them, with one line, without it).
 chromium:
