@@ -82,6 +82,23 @@ describe('MIME corpus through the MX port', () => {
     expect(pdf.subarray(0, 8).toString()).toBe('%PDF-1.4');
   });
 
+  it('keeps a calendar invitation as invite.ics, an S/MIME signature verifiable from the raw, and windows-1252 text', async () => {
+    const invite = await receive(fixture('calendar-invite.eml'));
+    expect(invite.body_text.trim()).toBe('You are invited to Planning.');
+    expect(invite.attachments.map((a: any) => [a.filename, a.content_type])).toEqual([['invite.ics', 'text/calendar']]);
+    const smime = fixture('smime-signed.eml');
+    const signed = await receive(smime);
+    expect(signed.attachments.map((a: any) => a.filename)).toEqual(['smime.p7s']);
+    const stored = await server.runtime.services.blobs.get(signed.raw_blob_key);
+    // The signed part's bytes (between the boundaries) are what a verifier hashes: kept exactly.
+    const part = (raw: string) => raw.slice(raw.indexOf('--sig\r\n'), raw.lastIndexOf('--sig--'));
+    expect(part(stored.toString('utf8'))).toBe(part(smime));
+    const cp1252 = readFileSync(new URL('windows-1252.eml', FIXTURES), 'latin1').replace('{rcpt}', alice.address);
+    const legacy = await receive(Buffer.from(cp1252, 'latin1'));
+    expect(legacy).toMatchObject({ from_display_name: 'François', subject: 'Résumé – € 20' });
+    expect(legacy.body_text.trim()).toBe('Coût: 20 € – “quoted”');
+  });
+
   it('handles pre-MIME, unterminated, broken-base64, unknown-charset, ISO-2022-JP, HTML-only and very long lines', async () => {
     expect((await receive(fixture('no-mime-headers.eml'))).body_text).toContain('Just text');
     const unterminated = await receive(fixture('missing-closing-boundary.eml'));

@@ -134,6 +134,8 @@ export async function parseMime(source: Readable | Buffer, blobs: BlobStore): Pr
   };
 }
 
+const UNNAMED: Record<string, string> = { 'message/rfc822': 'message.eml', 'text/calendar': 'invite.ics' };
+
 async function storeAttachment(
   blobs: BlobStore,
   data: AttachmentStream,
@@ -143,8 +145,8 @@ async function storeAttachment(
   const blobKey = `att/${newId(ID_PREFIX.attachment)}`;
   try {
     const stored = await blobs.put(blobKey, data.content as Readable);
-    // An attached message without a name is a forwarded message: give it a name clients open.
-    const filename = data.filename ?? (data.contentType === 'message/rfc822' ? 'message.eml' : undefined);
+    // A part without a name gets one clients open: a forwarded message, a calendar invitation.
+    const filename = data.filename ?? UNNAMED[data.contentType];
     into[slot] = {
       filename: sanitizeFilename(filename),
       contentType: sanitizeContentType(data.contentType),
