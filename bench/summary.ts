@@ -6,7 +6,7 @@ import { ratioOf, type RatioRow } from './lib/ratios.js';
 
 // The one table of `make bench`: every headline ratio, each measured beside its baseline in the
 // same run by its own bench (bench/results/latest/<bench>.json, written by writeRatios), so a
-// reader sees at a glance which goals of issue 15 are met on this machine.
+// reader sees at a glance which goals are met on this machine.
 const dir = path.resolve('bench/results/latest');
 const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
 
