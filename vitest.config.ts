@@ -27,7 +27,7 @@ export default defineConfig({
             },
           ]
         : []),
-      // Reliability and security proof (issue 6): real processes killed and restarted, a private
+      // Reliability and security proof: real processes killed and restarted, a private
       // PostgreSQL stopped, a private Redis flushed. PostgreSQL only (PGlite lives inside one
       // process). Short sizes here; `make reliability` runs the same files with RELIABILITY=full.
       ...(engines.includes('postgres')

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { table } from './lib/measure.js';
@@ -6,9 +6,15 @@ import { ratioOf, type RatioRow } from './lib/ratios.js';
 
 // The one table of `make bench`: every headline ratio, each measured beside its baseline in the
 // same run by its own bench (bench/results/latest/<bench>.json, written by writeRatios), so a
-// reader sees at a glance which goals of issue 15 are met on this machine.
+// reader sees at a glance which goals are met on this machine. The run's JSON is also kept as
+// bench/results/<yyyy-mm-dd>/<bench>.json, which is committed (latest/ is not; docs/performance.md).
 const dir = path.resolve('bench/results/latest');
 const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+if (files.length) {
+  const dated = path.resolve('bench/results', new Date().toISOString().slice(0, 10));
+  mkdirSync(dated, { recursive: true });
+  for (const file of files) copyFileSync(path.join(dir, file), path.join(dated, file));
+}
 
 const rows = files
   .sort()

@@ -9,7 +9,7 @@ import { serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { seedMessages } from '../http/seed.js';
 
-// bench/console: the web console's figures (issue 14). Bundle size (gzip) of dist/web; time to
+// bench/console: the web console's figures. Bundle size (gzip) of dist/web; time to
 // interactive of the inbox of a 10 000-message mailbox (token pasted → first page rendered and the
 // live connection up), median of RUNS cold loads in a fresh Chromium profile; the browser's JS
 // heap per open console (CDP Performance.getMetrics), after load and after opening 20 messages.

@@ -1,7 +1,7 @@
 import { table } from '../lib/measure.js';
 import { EXTRACTION_DIR, extractCorpus, REPLIES_DIR, scoreCodes, scoreLinks, scoreReplies } from './corpus.js';
 
-// bench/extraction: the extraction figures of issue 13, printed by `make bench` (no database):
+// bench/extraction: the extraction figures, printed by `make bench` (no database):
 // one-time code precision and recall and link classification on test/fixtures/extraction, and
 // quote stripping (replyText exact) on test/fixtures/replies. The unit tests hold the same scores
 // to their floors (precision and recall ≥ 0.95, replyText exact ≥ 0.90).

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { pageQuery } from '../../src/core/messages/message.store.js';
 import { offlineCompiler } from '../lib/sql-compiler.js';
 
-// The bare stack (issue 15): node:http + pg running the very SQL the list route runs (compiled
+// The bare stack: node:http + pg running the very SQL the list route runs (compiled
 // from the same core function), rows sent as JSON, nothing else: no routing, auth, validation,
 // envelope or view mapping. The service's list rate over this one is what the framework costs.
 // Usage: node bare-pg-server.js <databaseUrl> <mailboxId> <port>

@@ -22,7 +22,7 @@ import { rareWord, SEARCH_COMMON_EVERY, SEARCH_COMMON_WORD, seedMessages, sender
 //   BENCH_SECONDS  seconds a row (after 2 s warm-up);  BENCH_CONNECTIONS  autocannon connections (16)
 //   BENCH_ROUNDS   rounds of the list rows (3);        BENCH_ROWS=list  only the list rows
 //   BENCH_PROFILE=<dir>  instead of rows: node --cpu-prof of the api process under the list load and
-//                        the unchanged-list load, summarised in ms per request (README, "Performance")
+//                        the unchanged-list load, summarised in ms per request (docs/performance.md)
 // `make bench-smoke` runs the same rows on small mailboxes in seconds.
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000);
 const LARGE = Number(process.env.SEARCH_BENCH_MESSAGES ?? process.env.BENCH_LARGE ?? 1_000_000);
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
         url: `http://127.0.0.1:${BARE_PORT}/`,
         child: bare,
       },
-      // Polls of an unchanged mailbox (issue 15): If-None-Match with the list's ETag → 304, the
+      // Polls of an unchanged mailbox: If-None-Match with the list's ETag → 304, the
       // mailbox's change sequence from memory, no message rows (docs/api.md, "Change marks and ETags").
       {
         name: `list unchanged (If-None-Match → 304), ${LARGE} msgs`,
@@ -231,7 +231,7 @@ async function main(): Promise<void> {
           headers: auth('large'),
         }),
       );
-      // Search (issue 13) beside the plain list, on the same mailboxes in the same run: a rare word
+      // Search beside the plain list, on the same mailboxes in the same run: a rare word
       // (one message: the GIN index finds it), a common word in 1 of 100 messages (the GIN index
       // yields ~1 % of the mailbox, sorted for the newest 50), the from: operator (a sender of ~1 %:
       // a substring filter on the newest rows), and a word in nearly every message (the worst case).

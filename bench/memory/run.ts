@@ -12,7 +12,7 @@ import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { seedMessages } from '../http/seed.js';
 import { shippedNodeFlags } from '../lib/node-flags.js';
 
-// bench/memory (issue 15): resident memory of each role alone, idle after start, and of the api
+// bench/memory: resident memory of each role alone, idle after start, and of the api
 // role and the all-in-one process under the list load of bench/http (16 connections), on
 // PostgreSQL. A bare `node -e` process is measured in the same run as the floor of any Node service.
 //

@@ -17,7 +17,7 @@ import { ADMIN_URL, scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { rareWord, seedBulk, seedMessages, SEARCH_COMMON_WORD } from '../http/seed.js';
 import { offlineCompiler } from '../lib/sql-compiler.js';
 
-// bench/scale (issue 15): one PostgreSQL database of 10 000 000 messages. Its shape: one big
+// bench/scale: one PostgreSQL database of 10 000 000 messages. Its shape: one big
 // mailbox of BIG messages (half), written contiguously (like an imported mailbox), and 500
 // mailboxes of 10 000 messages for the rest, interleaved in runs of 1 000 messages (each statement
 // writes 1 000 messages of each of the 500 in turn), one of them measured ("small in 10 M"). The baseline is a separate database holding only one 10 000-message mailbox

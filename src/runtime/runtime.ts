@@ -126,9 +126,9 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
 
   // SMTP listens before the HTTP server does: /healthz answering must mean every listener of this
   // process accepts connections (probes, tests), and making the STARTTLS certificate takes a moment.
-  // Each channel is imported only by a process whose roles serve it (issue 15): its protocol
-  // library and route modules would otherwise sit in every process's heap (README, "Memory per
-  // role"); test/cli/role-modules.test.ts holds this.
+  // Each channel is imported only by a process whose roles serve it: its protocol
+  // library and route modules would otherwise sit in every process's heap (docs/design/memory.md);
+  // test/cli/role-modules.test.ts holds this.
   const smtp = roles.includes('smtp')
     ? await (await import('../channels/smtp/index.js')).startSmtpServers(services)
     : null;

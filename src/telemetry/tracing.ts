@@ -35,7 +35,7 @@ export function tracesExportRequested(env: Record<string, string | undefined> = 
  * OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT variables, library instrumentation, or a
  * test's processors) is the full NodeSDK loaded: it brings every exporter (OTLP over three
  * transports, Zipkin, Prometheus) and costs each process tens of MB it would never use
- * (README, "Memory per role"). Otherwise a bare provider with the W3C propagator and an
+ * (docs/design/memory.md). Otherwise a bare provider with the W3C propagator and an
  * AsyncLocalStorage context does what `tid` and `traceparent` need.
  */
 export async function startTracing(

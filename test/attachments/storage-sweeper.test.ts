@@ -7,7 +7,7 @@ import { startSmtpTestServer, submitter } from '../smtp/world.js';
 import { BLOB_REFERENCES, StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
 import { ID_PREFIX, newId } from '../../src/core/ids.js';
 
-// The storage sweeper (issue 6, durability): orphan blobs a crash leaves between writing a blob
+// The storage sweeper (durability): orphan blobs a crash leaves between writing a blob
 // and committing its row, temp files of interrupted file writes, and uploads nobody sent. Both
 // blob stores, on both engines (this file runs in the postgres and the pglite projects).
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, createScratchDatabase } from '../support/harness.js';
 
-// Issue 15: a process loads the channels its roles serve and no other (src/runtime/runtime.ts
+// A process loads the channels its roles serve and no other (src/runtime/runtime.ts
 // imports each one when a role needs it). Each case starts `mailbox serve --roles …` with a loader
 // hook that records every module it loads (test/support/module-trace.ts), waits for the start-up
 // banner, stops it and looks at the list.

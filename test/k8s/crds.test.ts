@@ -71,7 +71,7 @@ const cases: Array<{ name: string; kind: 'Domain' | 'Mailbox'; spec: unknown; se
     core: false,
   },
   {
-    name: 'an outbound policy (issue 12)',
+    name: 'an outbound policy',
     kind: 'Mailbox',
     spec: {
       address: 'a@example.test',

@@ -8,7 +8,7 @@ import { CHANNELS } from '../../src/core/audit/audit.schemas.js';
 import type { SendActor } from '../../src/core/policy/outbound-policy.js';
 import type { MailboxPolicyInput, TokenPolicy } from '../../src/core/policy/policy.schemas.js';
 
-// The policy matrix (issue 12): every rule set × every send channel × token chain depth, generated,
+// The policy matrix: every rule set × every send channel × token chain depth, generated,
 // each cell's outcome compared with the expectation and with the audit trail's record of it.
 // A channel added to the core's CHANNELS without a driver here fails the first test.
 

@@ -37,7 +37,7 @@ import { seedMessageWithRaw } from '../transport/download-fixtures.js';
 import { connect } from '../realtime/client.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 
-// Issue 6, "Authorization and tokens": the authorization matrix over every HTTP route, every MCP
+// Authorization and tokens: the authorization matrix over every HTTP route, every MCP
 // tool (through the SDK's own client) and the Socket.IO handshake, with the same rows for each
 // (test/support/authz-matrix.ts): no token, malformed, unknown, expired, disabled, another
 // mailbox, another domain, each missing scope. Then every object id of another tenant (message,

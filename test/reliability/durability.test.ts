@@ -24,7 +24,7 @@ import { PgBlobStore } from '../../src/storage/blobs/pg-blob-store.js';
 import { StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
 import { systemClock } from '../../src/core/time.js';
 
-// Issue 6, Durability and queue: nothing acknowledged is lost. 8 clients (4 SMTP submission over
+// Durability and queue: nothing acknowledged is lost. 8 clients (4 SMTP submission over
 // STARTTLS, 4 HTTP) submit while the SMTP and API processes are killed with SIGKILL and restarted,
 // and PostgreSQL is stopped immediately and started again. A ledger records every 250/202 the
 // moment it arrives; afterwards the database is judged against it. A negative control with

@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from '../support/harness.js';
 import { setMailboxPassword } from '../support/tenants.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 
-// Issue 11: password logins cannot take the thread pool, and an attack on a mailbox's password
+// Password logins cannot take the thread pool, and an attack on a mailbox's password
 // never refuses its owner elsewhere (docs/api.md, "Authentication throttling"). In process, so the
 // hash gate's peak is read directly. Defaults: PASSWORD_HASH_CONCURRENCY 2, per address 1.
 

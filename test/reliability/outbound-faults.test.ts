@@ -14,7 +14,7 @@ import { FULL, scale } from './support/scale.js';
 import { until } from './support/until.js';
 import { seededRandom, startFaultSink, type FaultSink } from './support/fault-sink.js';
 
-// Issue 6, "Outbound under faults": N messages to external recipients through a relay that
+// Outbound under faults: N messages to external recipients through a relay that
 // answers 4xx to ~20% of the attempts and drops ~5% mid-DATA, while a supervisor kill -9s and
 // restarts the delivery worker. Every message must end delivered; a message the remote accepted
 // twice is allowed only where its first 250 raced a crash, and each such duplicate is tied to

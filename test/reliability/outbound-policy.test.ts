@@ -7,7 +7,7 @@ import { rowsOf, sendBody, twoMailboxes, waitFor } from '../delivery/helpers.js'
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { FULL } from './support/scale.js';
 
-// Issue 12 under concurrency and crashes: approve/reject races (one conditional UPDATE decides),
+// The outbound policy under concurrency and crashes: approve/reject races (one conditional UPDATE decides),
 // approval while the delivery worker is killed with SIGKILL (the outbox job commits with the
 // approval, so delivery happens exactly once), and two agents answering each other's mail (the
 // loop guard's reply budget bounds the exchange).

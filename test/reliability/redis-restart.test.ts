@@ -15,7 +15,7 @@ import { EVENT_TYPES } from '../../src/types/mailbox-event.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
 
-// Issue 6, "Redis flushed and restarted mid-run": two `serve --roles api,realtime,worker`
+// Redis flushed and restarted mid-run: two `serve --roles api,realtime,worker`
 // processes share one database and a private Redis; mail flows between hosted mailboxes through
 // both (send → message.sent, local delivery by either worker → message.received and
 // message.delivery) while Socket.IO clients follow every mailbox on both processes. Mid-stream

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
 
-// Issue 6, "SIGTERM during load": the smtp and api processes are stopped the way Kubernetes
+// SIGTERM during load: the smtp and api processes are stopped the way Kubernetes
 // stops them (after the preStop sleep, SIGTERM, then SIGKILL at the end of the grace period)
 // while clients are mid-session and mid-DATA. Sessions in flight get 421 4.3.2 (RFC 3463:
 // system not accepting network messages), a message whose DATA completed is either answered

@@ -12,7 +12,7 @@ import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
 import { ProcessMeter, rssMb } from './support/proc-stats.js';
 
-// Issue 11, "no tenant exhausts the rest" (docs/api.md, "Per-token bounds" and "Storage quota"):
+// No tenant exhausts the rest (docs/api.md, "Per-token bounds" and "Storage quota"):
 // one tenant floods a separate `mailbox serve --roles api,smtp,realtime` process (PostgreSQL,
 // BLOB_STORE=postgres, DATABASE_POOL_MAX 10) with replays, long-polls, quota-filling mail and
 // uploads, while another tenant's list requests are timed. Latency and memory are figures (judged

@@ -15,7 +15,7 @@ import { boundClient } from './support/client-address.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
 
-// Issue 6, "Authorization and tokens": (1) a workload through every token path (declared resources,
+// Authorization and tokens: (1) a workload through every token path (declared resources,
 // bootstrap, create, reveal, derive, login, domain token routes, SMTP AUTH, MCP, Socket.IO, bad
 // tokens, errors) against two service processes logging at debug level; then a pg_dump of the
 // database and every log line contain no plaintext token or password, in plain text, base64 or

@@ -9,7 +9,7 @@ import { loggedInWire, mxPort } from '../smtp/world.js';
 import { mxRefusal } from '../smtp/mx-peer.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 
-// Issue 11 figures: impersonation attempts on 587 and 25 (0 accepted), and direct MX delivery to
+// Trust figures: impersonation attempts on 587 and 25 (0 accepted), and direct MX delivery to
 // private targets (0 connections to a listener on one). The rules themselves are tested in
 // test/smtp/sender-integrity, test/smtp/inbound-trust and test/transport/mx-network-targets.
 

@@ -19,7 +19,7 @@ import { scale } from './support/scale.js';
 import { until } from './support/until.js';
 import { seededRandom } from './support/fault-sink.js';
 
-// Issue 13, "Webhooks": no event lost across a worker kill -9. Mail arrives over SMTP (MX) at an
+// Webhooks: no event lost across a worker kill -9. Mail arrives over SMTP (MX) at an
 // api,smtp process that is never killed, for several mailboxes, while the worker process that
 // delivers webhooks is killed with SIGKILL and restarted (like Kubernetes restarts a container),
 // and the receiver, a real HTTP server verifying every signature with the standardwebhooks

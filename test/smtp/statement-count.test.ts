@@ -7,33 +7,18 @@ import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
 import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissions } from '../support/intake-queue.js';
 
 // Statements PostgreSQL runs for one message, MAIL FROM to the 250 (BEGIN and COMMIT included):
-// every round trip costs both processes CPU on a shared machine (bench/smtp, README). Counted on
-// the pg client, so this file runs on PostgreSQL only; the bound stops a change from quietly
-// adding round trips back to the hot path. Before issue 15: 26 on 587 (three commits), 24 on 25 (four);
-// the event append (sequence, event row, webhook deliveries) became one statement: 22 → 20, 14 → 12;
-// the quota charge raises the direction counter (and locks the row) in its one update: 20 → 19, 12 → 10;
-// the mailbox policy and the token chain are read together (at RCPT TO and end of DATA): 19 → 17;
-// the early quota refusal is read with the row MAIL FROM (587: the sender identity) or RCPT TO (25:
-// the recipient's mailbox) reads anyway, and the domain's send rate limit with the MailboxRef: 17 → 15, 10 → 9.
-// Round trips (what costs the CPU: statements sent together share one, src/storage/statement-pipeline.ts):
-// before pipelining they equalled the statements; pipelined, the write transaction is 2 (its
-// statements with BEGIN, then COMMIT): 587 17 → 9 → 7 round trips, 25 10 → 5 → 4.
-// The contacts the "already contacted" question reads (mailbox_contact) are written inside statements
-// that run anyway (the recipients' insert, the inbound message's insert): counts unchanged; read
-// with the policy inputs (one statement at end of DATA instead of two): 587 15 → 14, 7 → 6 round trips;
-// headers naming only the envelope sender checked at MAIL FROM are not read again: 14 → 13, 6 → 5.
-// The policy RCPT TO judges by is read with MAIL FROM's sender identity (end of DATA reads it again): 13 → 12, 5 → 4.
-// Queued intake on 25 (docs/api.md): the 250 follows RCPT TO's route and one queue row's commit,
-// 9 → 4 statements, 4 → 3 round trips; the worker's delivery behind it is the claim, the hosted-From
-// read and the pipelined transaction (10 statements, 4 round trips).
-// Queued submission on 587 (same section): the 250 follows MAIL FROM's read, end of DATA's policy
-// inputs and one queue row's commit, 12 → 5 statements, 4 round trips still (what is gone is the
-// write transaction's size: the message, thread, recipients, outbox job, audit and event rows now
-// commit behind the 250: the worker's claim and one pipelined transaction, 12 statements, 3 round trips).
-// The queue row's reservation made by its INSERT (one statement that fails on its own) lets COMMIT
-// travel with it: BEGIN, the insert and COMMIT in one round trip (587 4 → 3, 25 3 → 2). A session's
-// next MAIL FROM within AUTH_CACHE_TTL reuses its read (sender-read-cache.ts): 587 5 → 4 statements,
-// 3 → 2 round trips for every message after a session's first.
+// every round trip costs both processes CPU on a shared machine (bench/smtp,
+// docs/design/smtp-intake.md). Counted on the pg client, so this file runs on PostgreSQL only; the
+// bounds stop a change from quietly adding round trips back to the hot path. Before the 250:
+// - 587, a session's message after its first: end of DATA's policy inputs (one statement: rules,
+//   counts, contacts) and the queue row with BEGIN and COMMIT in one round trip (its quota
+//   reservation is made by its INSERT, which fails on its own, so COMMIT travels with it); the
+//   session's MAIL FROM read is reused within AUTH_CACHE_TTL (sender-read-cache.ts). A session's
+//   first message adds that read (sender identity, quota state, the policy RCPT TO judges by).
+// - 25: RCPT TO's route (with the recipient's quota state) and the queue row with BEGIN and COMMIT.
+// Behind the 250 (the worker): 25's delivery is the claim, the hosted-From read and one pipelined
+// transaction (src/storage/statement-pipeline.ts); 587's write is the claim and one pipelined
+// transaction of the message, thread, recipients, outbox job, audit and event rows.
 const MAX_SUBMISSION_STATEMENTS = 4;
 const MAX_SUBMISSION_FIRST_STATEMENTS = 5; // a session's first MAIL FROM reads its sender
 const MAX_INBOUND_STATEMENTS = 4;

@@ -323,7 +323,7 @@ export const routeFixtures: Record<string, RouteFixture> = {
     otherMailbox: 400,
   },
 
-  // ---- outbound policy, approval gate, audit trail (issue 12) ----
+  // ---- outbound policy, approval gate, audit trail ----
   'GET /api/mailbox/policy': {
     build: async (w, c) => ({ path: '/api/mailbox/policy', query: asDomain(c, w) }),
     foreignDomain: 404,
@@ -358,7 +358,7 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 'success',
   },
 
-  // ---- storage quota (issue 11) ----
+  // ---- storage quota ----
   'GET /api/mailbox/storage': {
     build: async (w, c) => ({ path: '/api/mailbox/storage', query: asDomain(c, w) }),
     foreignDomain: 404,

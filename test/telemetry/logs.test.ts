@@ -6,7 +6,7 @@ import { startSmtpTestServer, mxPort } from '../smtp/world.js';
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 
-// The logs an operator reads (issue 14): pino JSON lines through the core's Logger port, one
+// The logs an operator reads: pino JSON lines through the core's Logger port, one
 // access-log line per HTTP request without a token, received mail, and a warning when mail to an
 // outside address is queued with no way out configured.
 

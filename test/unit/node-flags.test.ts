@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shippedNodeFlags } from '../../bench/lib/node-flags.js';
 
-// The V8 flags the service runs with (README, "Memory per role") are written twice: package.json's
+// The V8 flags the service runs with (docs/design/memory.md) are written twice: package.json's
 // start script (`npm start`, `make run`, bench/memory) and the image's ENTRYPOINT (the Helm chart
 // passes only arguments to it). They must not drift apart.
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/config.js';
 
-describe('README configuration table', () => {
+describe('docs/configuration.md', () => {
   it('documents every variable the service reads', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const missing = Object.keys(configSchema.shape).filter((key) => !readme.includes(`| \`${key}\``));
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    const missing = Object.keys(configSchema.shape).filter((key) => !doc.includes(`| \`${key}\``));
     expect(missing).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { retryAfterSeconds } from '../../src/core/ratelimit/limiter.js';
 import { parseInput } from '../../src/core/validation.js';
 import { z } from 'zod';
 
-// Small rules written once and shared by several callers (docs/api.md; issue 10). Each caller's
+// Small rules written once and shared by several callers (docs/api.md). Each caller's
 // own tests exercise them through a channel; these pin the rule itself.
 
 describe('password length (API set-password and declared resources)', () => {

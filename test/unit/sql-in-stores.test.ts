@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The core's SQL lives in *.store.ts files next to the service that uses it (issue 10): a service
+ * The core's SQL lives in *.store.ts files next to the service that uses it: a service
  * calls store functions and never writes a query. What counts as SQL: Kysely's `sql` tag (also
  * `sql<T>` and its helpers sql.raw/ref/table/join/lit/val), the query builder's entry points, and a
  * raw query string handed to a connection.

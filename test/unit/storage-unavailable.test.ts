@@ -7,7 +7,7 @@ import { AppError } from '../../src/core/errors.js';
 
 // Which errors mean "the database is unreachable right now" (503 / 451 4.3.0, the client retries)
 // rather than a bug (500). The errors are the ones node-postgres really raises: found by the
-// durability suite, where a PostgreSQL killed mid-query surfaced as a 500 (issue 6).
+// durability suite, where a PostgreSQL killed mid-query surfaced as a 500.
 
 /** A TCP server that accepts and hangs up at once: PostgreSQL dying under an open connection. */
 let hangUp: Server;

@@ -1,6 +1,6 @@
 // mailauth is imported when the first message is signed: its index loads SPF, DMARC, ARC and BIMI
 // (with an X.509 stack), about 40 MB of resident memory that the api and realtime roles never
-// use (issue 15, README "Memory per role").
+// use (docs/design/memory.md).
 type DkimSign = (typeof import('mailauth'))['dkimSign'];
 
 /**

@@ -45,7 +45,7 @@ export async function spool<T>(
  * The whole message when `source` ends within `limit` bytes, else a stream of the bytes read so
  * far and the rest, at the source's pace. Most mail is small: held whole, it is parsed, verified
  * and stored from one buffer, without the per-chunk stream plumbing a tee and its branches cost
- * (bench/smtp, README). A source error before the decision rejects; after it, fails the stream.
+ * (bench/smtp, docs/performance.md). A source error before the decision rejects; after it, fails the stream.
  */
 export function heldIfSmall(source: Readable, limit: number): Promise<Buffer | Readable> {
   return new Promise((resolve, reject) => {

@@ -51,7 +51,7 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /**
- * The one outbound policy decision (issue 12): HTTP and MCP send/reply and SMTP submission all
+ * The one outbound policy decision: HTTP and MCP send/reply and SMTP submission all
  * reach it through SendService.submit (whole message) and SMTP RCPT TO through `checkRecipient`,
  * so no channel can skip or re-implement a rule. Every refusal is written to the audit trail
  * before it is thrown.

@@ -4,7 +4,7 @@ import { policyChainSql } from '../tokens/token.store.js';
 import { contactedSql } from './contacts.store.js';
 import { DEFAULT_MAILBOX_POLICY, mailboxPolicySchema, type MailboxPolicy, type TokenPolicy } from './policy.schemas.js';
 
-/** A mailbox's stored policy with the defaults filled in (a row written before issue 12 has null). */
+/** A mailbox's stored policy with the defaults filled in (a row written before the policy column existed has null). */
 export const policyOf = (stored: unknown): MailboxPolicy =>
   stored === null || stored === undefined ? DEFAULT_MAILBOX_POLICY : mailboxPolicySchema.parse(stored);
 

@@ -158,7 +158,7 @@ export class TokenGovernance {
 
   /**
    * A caller under a token policy may reveal only its own descendants (whose chain contains it,
-   * so they are at least as narrow); any other later token could be wider (issue 12).
+   * so they are at least as narrow); any other later token could be wider.
    */
   private async assertPolicyNoEscalation(callerId: string, tokenId: string): Promise<void> {
     const callerChain = await this.store.policyChain(callerId);

@@ -7,8 +7,8 @@ import { BLOB_LIST_BATCH, SMALL_BLOB_BYTES, type BlobEntry, type BlobStore } fro
 
 /**
  * Bytes per `blob_chunk` row: large enough that a 35 MiB message is 70 inserts, small enough that
- * a put holds one chunk in memory however large the blob (issue: 12 parallel 25 MiB uploads
- * buffered whole took 1.25 GB).
+ * a put holds one chunk in memory however large the blob (12 parallel 25 MiB uploads buffered
+ * whole took 1.25 GB).
  */
 export const BLOB_CHUNK_BYTES = SMALL_BLOB_BYTES;
 /** Suffix of the key a listing gives an unfinished write (chunks without a `blob` row). */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Outbound policy (issue 12): mailbox and token policies, the approval state of held messages,
+ * Outbound policy: mailbox and token policies, the approval state of held messages,
  * the audit trail, and the indexes the policy's questions need ("was this address ever written
  * to or heard from", "how many replies to this counterparty in the last hour").
  */

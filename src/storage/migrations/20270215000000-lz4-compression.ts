@@ -14,7 +14,7 @@ const LARGE_COLUMNS: readonly [table: string, column: string][] = [
 /**
  * Large values are compressed with lz4 instead of PostgreSQL's default pglz: for a 10 KB body and
  * its 10 KB raw blob, pglz cost ~85 µs of the server's CPU per row where lz4 cost ~7–11 µs, and
- * lz4's output was smaller (5 000 rows: 3.5 MB against 5.0 MB; README, session 19). It applies
+ * lz4's output was smaller (5 000 rows: 3.5 MB against 5.0 MB; docs/design/smtp-intake.md). It applies
  * to values written from now on; older ones stay as they are and read as before. A server built
  * without lz4 (PGlite) keeps pglz: the change is skipped there, not failed.
  */

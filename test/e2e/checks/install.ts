@@ -149,7 +149,7 @@ export async function checkImage(env: E2eEnv): Promise<void> {
     pass: leaked.length === 0,
   });
   // Start time: container start → the process listening (its own log line), and → pod Ready
-  // (probe periods included); the node's load average is in the README next to these.
+  // (probe periods included); the node's load average is in docs/kubernetes.md next to these.
   const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;
   const logs = (await kubectl(['-n', env.namespace, 'logs', api.metadata.name], { allowFail: true })).stdout;
   const listening = logs

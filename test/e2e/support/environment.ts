@@ -219,7 +219,7 @@ export function chartValues(env: E2eEnv, extraConfig: Record<string, string> = {
     operator: { replicas: 2, watchNamespace: env.namespace },
     config: {
       SMTP_RELAY_URL: `smtp://sink.${env.namespace}.svc.cluster.local:${SINK_SMTP_PORT}`,
-      // The relay is in the cluster, at a private address (the network-target rule of issue 11).
+      // The relay is in the cluster, at a private address (the network-target rule, docs/api.md).
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
       // A killed worker's job is due again after this lease (default 60 s).
       WORKER_LEASE: '15s',

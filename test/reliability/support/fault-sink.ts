@@ -1,6 +1,6 @@
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 
-// A remote SMTP server that misbehaves on purpose (issue 6, "Outbound under faults"): for a
+// A remote SMTP server that misbehaves on purpose (outbound-faults.test.ts): for a
 // seeded share of the transactions it answers 4xx (at RCPT or at the end of DATA) or drops the
 // connection in the middle of DATA, and it counts every 250 it gave, per Message-ID, with the
 // time, so the test can tell a duplicate from a delivery and correlate it with a worker crash.

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-// The durability ledger (issue 6): what every client was told, recorded the moment it was told.
+// The durability ledger: what every client was told, recorded the moment it was told.
 // The database is judged against it afterwards; nothing here reads the database.
 
 export type Channel = 'smtp' | 'api';
