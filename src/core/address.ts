@@ -47,6 +47,12 @@ export function normalizeAddress(value: string): string {
   return `${lower.slice(0, at).normalize('NFC')}@${unicodeDomain(lower.slice(at + 1))}`;
 }
 
+/** A domain name as it is stored and compared: lower case, an IDN in its U-label form. */
+export const normalizeDomain = (name: string): string => {
+  const lower = name.trim().toLowerCase();
+  return isAscii(lower) && !lower.includes('xn--') ? lower : unicodeDomain(lower);
+};
+
 /** An IDN domain in its U-label form (lower-case, NFC); a domain that is not one comes back as it was. */
 export function unicodeDomain(domain: string): string {
   const ascii = domainToASCII(domain);

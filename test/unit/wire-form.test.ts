@@ -102,3 +102,12 @@ describe('internationalized addresses (RFC 6531)', () => {
     );
   });
 });
+
+describe('internationalized hosted domains', () => {
+  it('are stored in one form whichever form a resource or a caller names them in', async () => {
+    const { normalizeDomain } = await import('../../src/core/address.js');
+    expect(normalizeDomain(' XN--BCHER-KVA.Example ')).toBe('bücher.example');
+    expect(normalizeDomain('Bücher.Example')).toBe('bücher.example');
+    expect(normalizeDomain('example.test')).toBe('example.test');
+  });
+});

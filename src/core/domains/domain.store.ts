@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import { ID_PREFIX, newId } from '../ids.js';
-import { isDomainName } from '../address.js';
+import { isDomainName, normalizeDomain } from '../address.js';
 import { sql, type Sql } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
 
@@ -12,7 +12,7 @@ export async function upsertDomain(
   d: { name: string; sendRateLimitPerMinute?: number | null; resourceKey?: string | null },
   now = new Date(),
 ): Promise<string> {
-  const name = d.name.toLowerCase();
+  const name = normalizeDomain(d.name);
   if (!isDomainName(name)) throw new AppError('VALIDATION_FAILED', `${d.name} is not a domain name.`);
   const row = (
     await sql<Row<'domain', 'id'>>`insert into domain (id, name, send_rate_limit_per_minute, resource_key, created_at)
@@ -26,7 +26,7 @@ export async function upsertDomain(
 
 export async function findDomainByName(trx: Sql, name: string): Promise<DomainRow | undefined> {
   return (
-    await sql<DomainRow>`select id, name, send_rate_limit_per_minute, resource_key, disabled_at from domain where name = ${name.toLowerCase()}`.execute(
+    await sql<DomainRow>`select id, name, send_rate_limit_per_minute, resource_key, disabled_at from domain where name = ${normalizeDomain(name)}`.execute(
       trx,
     )
   ).rows[0];

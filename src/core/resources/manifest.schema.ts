@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { addressSchema, isDomainName, splitAddress } from '../address.js';
+import { addressSchema, isDomainName, normalizeDomain, splitAddress } from '../address.js';
 import { mailboxPolicyInputSchema } from '../policy/policy.schemas.js';
 
 /** docs/contract.md, Names: API group `mailbox-service.dev`, version `v1alpha1`, kinds Domain and Mailbox. */
@@ -46,7 +46,7 @@ const metadataSchema = z
 // `spec` is strict: a misspelt field is an error naming it rather than a silently ignored line.
 const domainSpecSchema = z
   .object({
-    domain: z.string().trim().toLowerCase().refine(isDomainName, 'must be a domain name such as example.test'),
+    domain: z.string().transform(normalizeDomain).refine(isDomainName, 'must be a domain name such as example.test'),
     tokenSecretName: objectName.optional(),
     sendRateLimitPerMinute: rateLimit.optional(),
     /** Storage quota of its mailboxes that declare none. */
