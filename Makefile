@@ -53,10 +53,20 @@ reliability: install services build
 soak: build services
 	node dist/bench/soak/run.js
 
-## make bench-smoke: bench/http's rows (list, get, search) on small mailboxes, 2 s a row: checks that
-## every row answers, in about a minute; not figures (SEARCH_BENCH_MESSAGES sets the search mailbox).
+## make bench-smoke: every bench of `make bench` at a small size, so none rots unseen: bench/http's
+## rows on small mailboxes (2 s a row), bench/smtp (2 s, 4 clients), bench/realtime (200 sockets, 5 s),
+## the console (1 000 messages, one load), extraction and memory (3 s idle, 3 s load). Checks that
+## every bench runs and answers; its figures are not figures (a few minutes, on any machine).
 bench-smoke: build services
-	BENCH_SMALL=2000 SEARCH_BENCH_MESSAGES=$${SEARCH_BENCH_MESSAGES:-20000} BENCH_SECONDS=2 node dist/bench/http/run.js
+	rm -rf bench/results/latest && mkdir -p bench/results && touch bench/results/.smoke-start
+	BENCH_SMALL=2000 SEARCH_BENCH_MESSAGES=$${SEARCH_BENCH_MESSAGES:-20000} BENCH_SECONDS=2 BENCH_ROUNDS=1 node dist/bench/http/run.js
+	BENCH_SMTP_SECONDS=2 BENCH_SMTP_CLIENTS=4 node dist/bench/smtp/run.js
+	BENCH_RT_CLIENTS=200 BENCH_RT_SECONDS=5 BENCH_RT_CLIENT_PROCS=1 node dist/bench/realtime/run.js
+	BENCH_CONSOLE_MESSAGES=1000 BENCH_CONSOLE_RUNS=1 node dist/bench/console/run.js
+	node dist/bench/extraction/run.js
+	BENCH_MEMORY_IDLE_SECONDS=3 BENCH_MEMORY_LOAD_SECONDS=3 BENCH_MEMORY_ROLES="api;api,realtime,smtp,worker" node dist/bench/memory/run.js
+	BENCH_SMOKE=1 node dist/bench/summary.js
+	find bench/results -maxdepth 1 -name '*.json' -newer bench/results/.smoke-start -delete; rm -f bench/results/.smoke-start
 
 ## make bench-scale: one PostgreSQL database of 10 000 000 messages (a 5 M mailbox and 500 mailboxes
 ## of 10 000, interleaved) beside a 10 000-message baseline database, list and get p50/p99 measured

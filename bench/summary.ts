@@ -10,7 +10,8 @@ import { ratioOf, type RatioRow } from './lib/ratios.js';
 // bench/results/<yyyy-mm-dd>/<bench>.json, which is committed (latest/ is not; docs/performance.md).
 const dir = path.resolve('bench/results/latest');
 const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
-if (files.length) {
+// A smoke run (make bench-smoke) checks that the benches run; its figures are not kept.
+if (files.length && process.env.BENCH_SMOKE !== '1') {
   const dated = path.resolve('bench/results', new Date().toISOString().slice(0, 10));
   mkdirSync(dated, { recursive: true });
   for (const file of files) copyFileSync(path.join(dir, file), path.join(dated, file));

@@ -157,6 +157,9 @@ async function main(): Promise<void> {
       SMTP_SUBMISSION_PORT: String(submissionPort),
       DNS_SERVERS: dns.server,
       SMTP_HOSTNAME: 'mx.bench.test',
+      // One token per mailbox holds all of that mailbox's sockets here (up to max(CLIENTS)/MAILBOXES),
+      // above the shipped per-token cap of 20, which guards a real deployment against one leaked token.
+      MAX_SOCKETS_PER_TOKEN: String(Math.max(20, Math.ceil(Math.max(...CLIENTS) / MAILBOXES))),
     };
     // Migrate and declare 100 mailboxes with a token each, through the core.
     const mailboxes = await seedMailboxes(

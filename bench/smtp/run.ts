@@ -10,6 +10,7 @@ import { script, serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
+import { diskSyncLatency, postgresDisk } from '../lib/disk-sync.js';
 import { measureDeferredWork } from './deferred-work.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
@@ -196,8 +197,13 @@ async function main(): Promise<void> {
     console.log(
       `reply text left by intake (the worker's pass, inbound messages): ${reply.messages} messages at ${reply.rate} msg/s, worker CPU ${reply.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${reply.postgresCpuMsPerMessage} ms/msg`,
     );
+    // Both sides wait for a durable write before their 250: the disk's sync latency says which kind of disk this run had.
+    const sync = diskSyncLatency(await postgresDisk(db.url));
     console.log(
-      `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered\n`,
+      `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered`,
+    );
+    console.log(
+      `disk sync latency (4 KiB write + fdatasync, 200 times, in ${sync.where}): p50 ${sync.p50Ms} ms, p99 ${sync.p99Ms} ms\n`,
     );
     console.log(
       table(
@@ -244,6 +250,7 @@ async function main(): Promise<void> {
         {
           clients: CLIENT_COUNTS,
           seconds: SECONDS,
+          diskSync: sync,
           results,
           inboundDelivery: delivery,
           submissionWrite: written,
