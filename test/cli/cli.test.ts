@@ -51,6 +51,16 @@ describe('mailbox --help', () => {
     });
   });
 
+  it('runs as the README says, ./mailbox from the checkout', { timeout: 120_000 }, async () => {
+    const r = spawnSync(path.join(ROOT, 'mailbox'), ['--help'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/Usage: mailbox/);
+  });
+
   it('refuses an unknown command with status 1 and a pointer to --help', { timeout: 120_000 }, async () => {
     const r = await mailbox('frobnicate');
     expect(r.code).toBe(1);
