@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -389,4 +389,31 @@ export async function seedDomain(
     await seed.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Pids of the text extractors (docs/attachment-extraction.md) `pid` has forked and that still run. */
+export function extractorPids(pid: number = process.pid): number[] {
+  const out: number[] = [];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const task of tasks) {
+    let children: string[] = [];
+    try {
+      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    } catch {
+      continue;
+    }
+    for (const child of children.map(Number)) {
+      try {
+        if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('text-extractor')) out.push(child);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return out;
 }

@@ -94,6 +94,11 @@ export class AttachmentTextService {
     };
   }
 
+  /** Extractions running and waiting their turn in this process (for tests and metrics). */
+  get load(): { running: number; waiting: number } {
+    return this.gate.load;
+  }
+
   /** Kills the extractors still running (shutdown); their claims expire and are recorded failed. */
   close(): void {
     this.runner.close();
