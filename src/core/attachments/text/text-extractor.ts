@@ -7,6 +7,7 @@
  * imports only libraries and its sibling docx-zip, so it loads the same from dist/ and the sources.
  */
 import { writeFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import type { ZipLimits } from './docx-zip.js';
 
 export interface ExtractJob {
@@ -93,8 +94,14 @@ try {
 } catch {
   // not Linux, or /proc read-only: the watchdog in the parent still holds
 }
-// The parent gone (killed, crashed): stop at once instead of parsing for nobody.
+// The parent gone (killed, crashed): stop at once instead of parsing for nobody, unwatched. The
+// main thread may be stuck in a parser for seconds, so a guard thread checks and kills the process.
 process.once('disconnect', () => process.exit(1));
+new Worker(
+  `const { workerData } = require('node:worker_threads');
+  setInterval(() => { if (process.ppid !== workerData.ppid) process.kill(process.pid, 'SIGKILL'); }, 200);`,
+  { eval: true, workerData: { ppid: process.ppid }, resourceLimits: { maxOldGenerationSizeMb: 8 } },
+).unref();
 process.once('message', (job: ExtractJob) => {
   void run(job).then((answer) => process.send!(answer, () => process.exit(0)));
 });
