@@ -117,6 +117,14 @@ describe('decompression bombs do not take the server down', () => {
       /\(too-large-inflated\): word\/document\.xml inflates past its declared 1000 bytes/,
     );
     await readBomb('a 96 MiB PDF content bomb', contentBombPdf(), 'application/pdf', /\(memory\)/);
+    const peak = proc.pod && typeof proc.pod.cgroup !== 'string' ? proc.pod.cgroup.peakMb() : null;
+    recordFigure({
+      suite: SUITE,
+      name: "the pod's peak memory (server and its extractors: one cgroup)",
+      value: peak === null ? `n/a (${String(proc.pod?.cgroup)})` : `${peak} MB`,
+      target: `< ${POD_MEMORY_LIMIT_MB} MiB`,
+      pass: peak === null || peak < POD_MEMORY_LIMIT_MB,
+    });
     const kills = oomKills();
     zeroFigure(SUITE, `out-of-memory kills in the pod's cgroup (${proc.pod?.runtime ?? 'tsx'})`, kills);
     expect(kills).toBe(0);
