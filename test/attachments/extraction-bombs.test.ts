@@ -77,7 +77,9 @@ describe('decompression bombs', () => {
     const m = await seed('liar.docx', DOCX, docxBomb(200_000_000, { lie: true }));
     const { result, growthMb } = await rssGrowth(() => textOf(m));
     expect(result.status).toBe(422);
-    expect(result.body.errMsg).toMatch(/\(too-large-inflated\): word\/document\.xml inflates past its declared 1000 bytes/);
+    expect(result.body.errMsg).toMatch(
+      /\(too-large-inflated\): word\/document\.xml inflates past its declared 1000 bytes/,
+    );
     expect(growthMb).toBeLessThan(SERVER_GROWTH_LIMIT_MB);
   });
 

@@ -131,7 +131,11 @@ describe('decompression bombs do not take the server down', () => {
   });
 
   it('the server killed mid-extraction: after its restart the file answers failed, and is not extracted again', async () => {
-    const m = await seed('slow.html', 'text/html', Buffer.from('<div>'.repeat(100_000) + 'x' + '</div>'.repeat(100_000)));
+    const m = await seed(
+      'slow.html',
+      'text/html',
+      Buffer.from('<div>'.repeat(100_000) + 'x' + '</div>'.repeat(100_000)),
+    );
     const pending = textOf(m).catch(() => null);
     let orphans: number[] = [];
     for (let i = 0; i < 400 && orphans.length === 0; i++) {

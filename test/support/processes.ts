@@ -393,27 +393,22 @@ export async function seedDomain(
 
 /** Pids of the text extractors (docs/attachment-extraction.md) `pid` has forked and that still run. */
 export function extractorPids(pid: number = process.pid): number[] {
-  const out: number[] = [];
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const task of tasks) {
-    let children: string[] = [];
+  const read = (file: string): string | null => {
     try {
-      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      return readFileSync(file, 'utf8');
     } catch {
-      continue;
+      return null; // the process or thread ended meanwhile
     }
-    for (const child of children.map(Number)) {
-      try {
-        if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('text-extractor')) out.push(child);
-      } catch {
-        // ended meanwhile
-      }
+  };
+  const tasks = (() => {
+    try {
+      return readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return [];
     }
-  }
-  return out;
+  })();
+  return tasks
+    .flatMap((task) => (read(`/proc/${pid}/task/${task}/children`) ?? '').trim().split(/\s+/).filter(Boolean))
+    .map(Number)
+    .filter((child) => read(`/proc/${child}/cmdline`)?.includes('text-extractor'));
 }

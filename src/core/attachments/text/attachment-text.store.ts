@@ -4,14 +4,7 @@ import type { Narrow, Row } from '../../../storage/rows.js';
 export type TextRow = Narrow<
   Row<
     'attachment_text',
-    | 'status'
-    | 'text'
-    | 'truncated'
-    | 'error_code'
-    | 'error_detail'
-    | 'failure_reason'
-    | 'deadline_at'
-    | 'created_at'
+    'status' | 'text' | 'truncated' | 'error_code' | 'error_detail' | 'failure_reason' | 'deadline_at' | 'created_at'
   >,
   { status: 'extracting' | 'ok' | 'failed' }
 >;
@@ -27,7 +20,9 @@ export async function cachedText(db: Database, attachmentId: string): Promise<Te
  * wrote it (another request or replica that claimed first wins, and this one waits for its row).
  */
 export async function claimText(db: Database, attachmentId: string, at: Date, deadline: Date): Promise<boolean> {
-  const row = await db.one(sql<{ attachment_id: string }>`insert into attachment_text (attachment_id, status, created_at, deadline_at)
+  const row = await db.one(sql<{
+    attachment_id: string;
+  }>`insert into attachment_text (attachment_id, status, created_at, deadline_at)
     values (${attachmentId}, 'extracting', ${at}, ${deadline})
     on conflict (attachment_id) do nothing returning attachment_id`);
   return row !== undefined;

@@ -40,7 +40,10 @@ export async function checkedDocx(bytes: Uint8Array, limits: ZipLimits): Promise
   });
   try {
     if (zip.entryCount > limits.maxEntries)
-      throw new Refused('too-many-entries', `the file has ${zip.entryCount} zip entries (at most ${limits.maxEntries})`);
+      throw new Refused(
+        'too-many-entries',
+        `the file has ${zip.entryCount} zip entries (at most ${limits.maxEntries})`,
+      );
     const parts: Record<string, Uint8Array> = {};
     let inflated = 0;
     for await (const entry of zip.eachEntry()) {

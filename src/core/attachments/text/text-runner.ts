@@ -18,7 +18,9 @@ export interface TextLimits {
   zip: ZipLimits;
 }
 
-export type TextOutcome = ({ ok: true; text: string; truncated: boolean } | { ok: false; reason: string; detail: string }) & {
+export type TextOutcome = (
+  { ok: true; text: string; truncated: boolean } | { ok: false; reason: string; detail: string }
+) & {
   /** The extractor's highest resident memory the watchdog saw, MiB (0 without /proc). */
   peakMb?: number;
 };
