@@ -190,3 +190,18 @@ describe('fairness between tenants', () => {
     expect(await Promise.all(reads)).toEqual(Array(6).fill(422));
   }, 120_000);
 });
+
+// Last: it stops this server's extractors for good.
+describe('shutdown', () => {
+  it('gives the claims of extractions still running back instead of recording their files failed', async () => {
+    const m = await seed('draining.html', 'text/html', slowHtml());
+    const answer = textOf(m);
+    while (extractorPids().length === 0) await new Promise((r) => setTimeout(r, 25));
+    await server.runtime.services.attachmentText.close();
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.body.errMsg).toMatch(/shutting down/);
+    expect(await reasonOf(m)).toBeUndefined();
+    expect(extractorPids()).toEqual([]);
+  });
+});

@@ -99,9 +99,14 @@ export class AttachmentTextService {
     return this.gate.load;
   }
 
-  /** Kills the extractors still running (shutdown); their claims expire and are recorded failed. */
-  close(): void {
+  /**
+   * Shutdown, after the HTTP drain: kills the extractors still running and gives their claims
+   * back (their files are not to blame), so the next replica extracts them instead of recording
+   * them `interrupted`.
+   */
+  async close(): Promise<void> {
     this.runner.close();
+    await Promise.allSettled(this.inflight.values());
   }
 
   private settled(a: AttachmentLocation, kind: TextKind, domainId: string): Promise<SettledText> {
@@ -144,6 +149,10 @@ export class AttachmentTextService {
       // The bytes could not be read (storage): nothing is known about the file, so no verdict.
       await releaseClaim(this.db, a.attachmentId).catch(() => undefined);
       throw err;
+    }
+    if (!outcome.ok && outcome.reason === 'shutdown') {
+      await releaseClaim(this.db, a.attachmentId);
+      throw new AppError('UNAVAILABLE', 'The server is shutting down; read the attachment text again.');
     }
     if (!outcome.ok)
       this.log.warn('attachment_text.failed', {

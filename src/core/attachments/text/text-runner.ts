@@ -51,10 +51,12 @@ function residentBytes(pid: number): number | null {
  */
 export class TextRunner {
   private readonly children = new Set<ReturnType<typeof fork>>();
+  private closing = false;
 
   constructor(private readonly limits: TextLimits) {}
 
   extract(kind: Exclude<TextKind, 'text'>, bytes: Uint8Array): Promise<TextOutcome> {
+    if (this.closing) return Promise.resolve({ ok: false, reason: 'shutdown', detail: 'the server is shutting down' });
     const { timeoutMs, maxChars, maxPages, maxMemoryMb, zip } = this.limits;
     // The heap gets most of the budget; code, stacks and buffers the rest (the watchdog is the bound).
     const heapMb = Math.max(32, Math.floor(maxMemoryMb * 0.75));
@@ -103,6 +105,7 @@ export class TextRunner {
       child.once('error', (err) => done({ ok: false, reason: 'crashed', detail: err.message }));
       child.once('exit', (code, signal) => {
         if (killedFor) return done(killedFor);
+        if (this.closing) return done({ ok: false, reason: 'shutdown', detail: 'the server is shutting down' });
         if (/heap limit|out of memory/i.test(stderr))
           return done({ ok: false, reason: 'memory', detail: `the extractor's heap passed ${heapMb} MiB` });
         done({ ok: false, reason: 'crashed', detail: `the extractor ended (${signal ?? `exit ${code}`})` });
@@ -110,8 +113,9 @@ export class TextRunner {
     });
   }
 
-  /** Kills every extractor still running (shutdown). */
+  /** Kills every extractor still running and starts no more (shutdown): each answers `shutdown`. */
   close(): void {
+    this.closing = true;
     for (const child of this.children) child.kill('SIGKILL');
   }
 }
