@@ -250,10 +250,20 @@ export const configSchema = z.object({
     .int()
     .min(1)
     .default(10 * 1024 * 1024),
-  /** Attachment text: time limit of one extraction, in its own thread (422 beyond). */
+  /** Attachment text: time limit of one extraction, in its own process (422 beyond). */
   ATTACHMENT_TEXT_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
   /** Attachment text: characters returned at most (the rest is cut, truncated: true). */
   ATTACHMENT_TEXT_MAX_CHARS: z.coerce.number().int().min(1).default(1_000_000),
+  /** Attachment text (docs/attachment-extraction.md): resident memory of one extractor process, MiB. */
+  ATTACHMENT_TEXT_MAX_MEMORY: z.coerce.number().int().min(64).default(192),
+  /** Attachment text: inflated bytes of one DOCX zip entry, and of the entries read, at most. */
+  ATTACHMENT_TEXT_MAX_INFLATED: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(32 * 1024 * 1024),
+  /** Attachment text: extractor processes at once per server process; the rest wait their tenant's turn. */
+  ATTACHMENT_TEXT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /** Webhooks: time limit of one delivery attempt (connect, send, 2xx answer). */
   WEBHOOK_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
   /** Webhooks: delay after the first failed attempt, doubling per attempt (half fixed, half random). */

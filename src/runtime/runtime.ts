@@ -123,6 +123,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
 
   const closers: Array<() => Promise<void>> = [];
   let httpPort: number | null = null;
+  // First pushed, so last run: after the HTTP drain, extractions still running give their claims back.
+  closers.push(() => services.attachmentText.close());
 
   // SMTP listens before the HTTP server does: /healthz answering must mean every listener of this
   // process accepts connections (probes, tests), and making the STARTTLS certificate takes a moment.

@@ -46,8 +46,10 @@ export interface Attachment {
 export interface AttachmentText {
   attachment_id: string;
   created_at: DbTimestamp;
+  deadline_at: DbTimestamp | null;
   error_code: string | null;
   error_detail: string | null;
+  failure_reason: string | null;
   status: string;
   text: string | null;
   truncated: Generated<boolean>;

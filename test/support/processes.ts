@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -389,4 +389,26 @@ export async function seedDomain(
     await seed.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Pids of the text extractors (docs/attachment-extraction.md) `pid` has forked and that still run. */
+export function extractorPids(pid: number = process.pid): number[] {
+  const read = (file: string): string | null => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return null; // the process or thread ended meanwhile
+    }
+  };
+  const tasks = (() => {
+    try {
+      return readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return [];
+    }
+  })();
+  return tasks
+    .flatMap((task) => (read(`/proc/${pid}/task/${task}/children`) ?? '').trim().split(/\s+/).filter(Boolean))
+    .map(Number)
+    .filter((child) => read(`/proc/${child}/cmdline`)?.includes('text-extractor'));
 }

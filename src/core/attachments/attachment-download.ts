@@ -8,6 +8,8 @@ import { messageAttachment } from './attachment.store.js';
 
 export interface AttachmentLocation {
   attachmentId: string;
+  /** The mailbox of the message it belongs to (whose turn an extraction takes). */
+  mailboxId: string;
   filename: string;
   contentType: string;
   sizeBytes: number;
@@ -32,6 +34,7 @@ export async function attachmentLocation(
   if (!row) throw notFound('Attachment');
   return {
     attachmentId: row.id,
+    mailboxId: message.mailbox_id,
     filename: row.filename,
     contentType: row.content_type,
     sizeBytes: num(row.size_bytes),

@@ -171,8 +171,8 @@ export const AttachmentEntity = defineEntity({
 });
 
 /**
- * Cache of extracted attachment text (migration 20270110000200): extracted on first request, a
- * failure cached too.
+ * Cache of extracted attachment text (migrations 20270110000200, 20270401000000): claimed
+ * (`extracting`, with its deadline) before extraction, then its text or its failure.
  */
 export const AttachmentTextEntity = defineEntity({
   name: 'AttachmentText',
@@ -184,6 +184,8 @@ export const AttachmentTextEntity = defineEntity({
     truncated: p.boolean().default(false),
     errorCode: p.string().length(40).nullable(),
     errorDetail: p.text().nullable(),
+    failureReason: p.string().length(40).nullable(),
+    deadlineAt: p.datetime(3).nullable(),
     createdAt: p.datetime(3),
   },
 });

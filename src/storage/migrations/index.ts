@@ -16,6 +16,7 @@ import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-comp
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 import { Migration20270410000000AttachmentContentId } from './20270410000000-attachment-content-id.js';
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
+import { Migration20270401000000AttachmentTextClaims } from './20270401000000-attachment-text-claims.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -36,5 +37,6 @@ export const migrations = [
   { name: 'Migration20270215000000Lz4Compression', class: Migration20270215000000Lz4Compression },
   { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
+  { name: 'Migration20270401000000AttachmentTextClaims', class: Migration20270401000000AttachmentTextClaims },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
 ];
