@@ -54,9 +54,10 @@ soak: build services
 	node dist/bench/soak/run.js
 
 ## make bench-smoke: bench/http's rows (list, get, search) on small mailboxes, 2 s a row: checks that
-## every row answers, in about a minute; not figures (SEARCH_BENCH_MESSAGES sets the search mailbox).
+## every row answers, in about a minute, and bench/screening's corpus once; not figures (SEARCH_BENCH_MESSAGES sets the search mailbox).
 bench-smoke: build services
 	BENCH_SMALL=2000 SEARCH_BENCH_MESSAGES=$${SEARCH_BENCH_MESSAGES:-20000} BENCH_SECONDS=2 node dist/bench/http/run.js
+	SCREENING_BENCH_ROUNDS=5 node dist/bench/screening/run.js
 
 ## make bench-scale: one PostgreSQL database of 10 000 000 messages (a 5 M mailbox and 500 mailboxes
 ## of 10 000, interleaved) beside a 10 000-message baseline database, list and get p50/p99 measured
@@ -83,6 +84,7 @@ bench: build services
 	node dist/bench/realtime/run.js
 	node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
+	node dist/bench/screening/run.js
 	node dist/bench/memory/run.js
 	node dist/bench/summary.js
 
