@@ -1,4 +1,5 @@
 import { domainToUnicode } from 'node:url';
+import { LRUCache } from 'lru-cache';
 import { getDomain } from 'tldts';
 import type { ScreeningSignal } from './screening.schemas.js';
 
@@ -52,9 +53,17 @@ export const WELL_KNOWN_DOMAINS: readonly string[] = [
   'heroku.com',
 ];
 
+// A mailbox's contacts come back with every message it receives: their domains are parsed once.
+const registrable = new LRUCache<string, { domain: string | null }>({ max: 20_000 });
+
 /** The registrable domain (eTLD+1) of a host, lower-cased; null for an IP, a bare suffix or junk. */
 export function registrableDomain(host: string): string | null {
-  return getDomain(host.toLowerCase().replace(/\.$/, ''), { allowPrivateDomains: false }) ?? null;
+  const key = host.toLowerCase().replace(/\.$/, '');
+  const cached = registrable.get(key);
+  if (cached) return cached.domain;
+  const domain = getDomain(key, { allowPrivateDomains: false }) ?? null;
+  registrable.set(key, { domain });
+  return domain;
 }
 
 // Characters drawn like Latin letters (a small part of Unicode's confusables.txt: the ones seen
