@@ -194,6 +194,9 @@ export function senderSignals(fromAddress: string, context: SenderContext): Scre
   const own = context.ownDomain ? (registrableDomain(context.ownDomain) ?? context.ownDomain) : null;
   if (sender === own) return found;
   const known = new Set([...context.knownDomains, ...(own ? [own] : [])]);
+  // A correspondent already known, or a brand itself, imitates nothing: a look-alike that wrote
+  // first (and so became a contact) must not make the real domain look like its copy.
+  if (known.has(sender) || WELL_KNOWN_DOMAINS.includes(sender)) return found;
   const candidates = [...WELL_KNOWN, ...[...known].filter((d) => !WELL_KNOWN_DOMAINS.includes(d)).map(knownName)];
   const label = sender.split('.')[0] ?? sender;
   const parts = label.includes('-') ? label.split('-').filter((p) => p.length >= 3) : [];
@@ -203,6 +206,6 @@ export function senderSignals(fromAddress: string, context: SenderContext): Scre
       found.push('lookalikeDomain');
       break;
     }
-  if (!known.has(sender)) found.push('newSenderDomain');
+  found.push('newSenderDomain');
   return found;
 }
