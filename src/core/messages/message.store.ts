@@ -117,7 +117,8 @@ export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & Row<
  * One keyset page, newest first, the mailbox counters for totalCount and its change sequence, in
  * one round trip.
  * The inner predicates match the partial indexes message_list_idx / message_list_dir_idx exactly
- * (mailbox [, direction], created_at desc, id desc where not deleted), and the row comparison is
+ * (mailbox [, direction], created_at desc, id desc where not deleted and not held; `held: 'only'`
+ * reads message_held_idx, and outbound mail is never held), and the row comparison is
  * an index condition, so a page is one index range scan whatever the mailbox size. An empty page
  * still yields one row (the counters, summary columns null).
  */
@@ -135,7 +136,8 @@ export function pageQuery(
       (select count(*) from message h where h.mailbox_id = mb.id and h.screening_held and h.deleted_at is null) as held_count,
       p.* from mailbox mb left join lateral (
       select ${SUMMARY_COLUMNS} from message m
-      where m.mailbox_id = mb.id and m.deleted_at is null and ${heldPredicate(held)}
+      where m.mailbox_id = mb.id and m.deleted_at is null
+        ${pendingOnly ? sql`` : sql`and ${heldPredicate(held)}`}
         ${direction ? sql`and m.direction = ${direction}` : sql``}
         ${pendingOnly ? sql`and m.approval_status = 'pending'` : sql``}
         ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}

@@ -25,12 +25,12 @@ export const MessageEntity = defineEntity({
     {
       name: 'message_list_idx',
       expression:
-        'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null',
+        'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null and not "screening_held"',
     },
     {
       name: 'message_list_dir_idx',
       expression:
-        'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null',
+        'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null and not "screening_held"',
     },
     { name: 'message_thread_idx', properties: ['thread', 'createdAt'] },
     { name: 'message_internet_id_idx', properties: ['mailbox', 'internetMessageId'] },
