@@ -44,5 +44,7 @@ describe('port 25 direct path', () => {
     expect((await server.api(bob.token).get('/api/messages')).body.data.items).toEqual([]);
     const held = await q`select 1 from mailbox_event where mailbox_id = ${bob.mailboxId} and type = 'message.received'`;
     expect(held).toHaveLength(0);
+    // Held mail does not make its sender a known contact (new-recipients approval still applies).
+    expect(await q`select 1 from mailbox_contact where mailbox_id = ${bob.mailboxId}`).toHaveLength(0);
   });
 });

@@ -125,8 +125,9 @@ export class InboundStore {
       parent
         ? touchThread(trx, threadId, now)
         : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
-      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts).
-      sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})
+      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts);
+      // not while held: hostile mail must not make its sender a known contact (docs/screening.md).
+      sql`${held ? sql`` : sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})`}
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
