@@ -23,7 +23,12 @@ export function searchPageQuery(
 ) {
   const words = [...q.terms, ...q.subject];
   // Held mail is never a match (docs/screening.md).
-  const conditions = [sql`m.mailbox_id = ${mailboxId}`, sql`m.deleted_at is null`, sql`not m.screening_held`, visible(v)];
+  const conditions = [
+    sql`m.mailbox_id = ${mailboxId}`,
+    sql`m.deleted_at is null`,
+    sql`not m.screening_held`,
+    visible(v),
+  ];
   if (words.length > 0) {
     const all = words.map(tsquery).reduce((a, b) => sql`${a} && ${b}`);
     conditions.push(sql`m.search_vector @@ (${all})`);
