@@ -64,6 +64,7 @@ bench-smoke: build services
 	BENCH_RT_CLIENTS=200 BENCH_RT_SECONDS=5 BENCH_RT_CLIENT_PROCS=1 node dist/bench/realtime/run.js
 	BENCH_CONSOLE_MESSAGES=1000 BENCH_CONSOLE_RUNS=1 node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
+	SCREENING_BENCH_ROUNDS=5 node dist/bench/screening/run.js
 	BENCH_MEMORY_IDLE_SECONDS=3 BENCH_MEMORY_LOAD_SECONDS=3 BENCH_MEMORY_ROLES="api;api,realtime,smtp,worker" node dist/bench/memory/run.js
 	BENCH_SMOKE=1 node dist/bench/summary.js
 	find bench/results -maxdepth 1 -name '*.json' -newer bench/results/.smoke-start -delete; rm -f bench/results/.smoke-start
@@ -93,6 +94,7 @@ bench: build services
 	node dist/bench/realtime/run.js
 	node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
+	node dist/bench/screening/run.js
 	node dist/bench/memory/run.js
 	node dist/bench/summary.js
 

@@ -141,6 +141,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{messageId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Release inbound mail held by screening into lists, search, threads and waits. */
+        post: operations["postApiMessagesMessageIdRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/{messageId}/read-state": {
         parameters: {
             query?: never;
@@ -804,6 +821,11 @@ export interface components {
                 origin: "internal" | "external";
                 authenticated: boolean;
                 approvalStatus: ("pending" | "approved" | "rejected" | "expired") | null;
+                screening: {
+                    score: number;
+                    signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
+                    held: boolean;
+                } | null;
             } | null;
             eventId: string;
             timedOut: boolean;
@@ -834,6 +856,11 @@ export interface components {
                 origin: "internal" | "external";
                 authenticated: boolean;
                 approvalStatus: ("pending" | "approved" | "rejected" | "expired") | null;
+                screening: {
+                    score: number;
+                    signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
+                    held: boolean;
+                } | null;
             } | null;
             timedOut: boolean;
         };
@@ -860,6 +887,11 @@ export interface components {
                 origin: "internal" | "external";
                 authenticated: boolean;
                 approvalStatus: ("pending" | "approved" | "rejected" | "expired") | null;
+                screening: {
+                    score: number;
+                    signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
+                    held: boolean;
+                } | null;
             }[];
             nextCursor: string | null;
         };
@@ -886,6 +918,11 @@ export interface components {
                 origin: "internal" | "external";
                 authenticated: boolean;
                 approvalStatus: ("pending" | "approved" | "rejected" | "expired") | null;
+                screening: {
+                    score: number;
+                    signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
+                    held: boolean;
+                } | null;
             }[];
             nextCursor: string | null;
             totalCount: number;
@@ -947,6 +984,11 @@ export interface components {
             origin: "internal" | "external";
             authenticated: boolean;
             approvalStatus: ("pending" | "approved" | "rejected" | "expired") | null;
+            screening: {
+                score: number;
+                signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
+                held: boolean;
+            } | null;
             toAddresses: string[];
             ccAddresses: string[];
             bccAddresses: string[];
@@ -991,6 +1033,13 @@ export interface components {
                 replyText: string;
             } | null;
         };
+        PostApiMessagesMessageIdReleaseData: {
+            messageId: string;
+            released: boolean;
+        };
+        PostApiMessagesMessageIdReleaseBody: {
+            mailboxAddress?: string;
+        };
         PutApiMessagesMessageIdReadStateData: {
             messageId: string;
             isRead: boolean;
@@ -1032,6 +1081,11 @@ export interface components {
                 origin: "internal" | "external";
                 authenticated: boolean;
                 approvalStatus: ("pending" | "approved" | "rejected" | "expired") | null;
+                screening: {
+                    score: number;
+                    signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
+                    held: boolean;
+                } | null;
                 toAddresses: string[];
                 ccAddresses: string[];
                 bccAddresses: string[];
@@ -1399,6 +1453,15 @@ export interface components {
             approval: "none" | "external" | "new-recipients" | "all";
             /** @default true */
             autoReplyGuard: boolean;
+            /**
+             * @default {
+             *       "holdAtScore": null
+             *     }
+             */
+            inboundScreening: {
+                /** @default null */
+                holdAtScore: number | null;
+            };
             mailboxId: string;
             mailboxAddress: string;
         };
@@ -1420,6 +1483,15 @@ export interface components {
             approval: "none" | "external" | "new-recipients" | "all";
             /** @default true */
             autoReplyGuard: boolean;
+            /**
+             * @default {
+             *       "holdAtScore": null
+             *     }
+             */
+            inboundScreening: {
+                /** @default null */
+                holdAtScore: number | null;
+            };
             mailboxId: string;
             mailboxAddress: string;
         };
@@ -1441,6 +1513,15 @@ export interface components {
             approval: "none" | "external" | "new-recipients" | "all";
             /** @default true */
             autoReplyGuard: boolean;
+            /**
+             * @default {
+             *       "holdAtScore": null
+             *     }
+             */
+            inboundScreening: {
+                /** @default null */
+                holdAtScore: number | null;
+            };
             mailboxId: string;
             mailboxAddress: string;
         };
@@ -1460,6 +1541,15 @@ export interface components {
             approval: "none" | "external" | "new-recipients" | "all";
             /** @default true */
             autoReplyGuard: boolean;
+            /**
+             * @default {
+             *       "holdAtScore": null
+             *     }
+             */
+            inboundScreening: {
+                /** @default null */
+                holdAtScore: number | null;
+            };
         };
         PostApiMessagesMessageIdApproveData: {
             messageId: string;
@@ -1498,7 +1588,7 @@ export interface components {
                 /** @enum {string} */
                 channel: "http" | "mcp" | "smtp" | "worker";
                 /** @enum {string} */
-                decision: "accepted" | "refused" | "held" | "approved" | "rejected" | "expired";
+                decision: "accepted" | "refused" | "held" | "approved" | "rejected" | "expired" | "released";
                 rule: string | null;
                 reason: string | null;
                 recipientCount: number;
@@ -1517,7 +1607,7 @@ export interface components {
                 /** @enum {string} */
                 channel: "http" | "mcp" | "smtp" | "worker";
                 /** @enum {string} */
-                decision: "accepted" | "refused" | "held" | "approved" | "rejected" | "expired";
+                decision: "accepted" | "refused" | "held" | "approved" | "rejected" | "expired" | "released";
                 rule: string | null;
                 reason: string | null;
                 recipientCount: number;
@@ -1980,6 +2070,7 @@ export interface operations {
                 cursor?: string;
                 direction?: "inbound" | "outbound";
                 approval?: "pending";
+                screening?: "held";
             };
             header?: {
                 /** @description The ETag of an earlier answer to the same request: 304 without a body while it is current. */
@@ -2209,6 +2300,58 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiMessagesMessageIdRelease: {
+        parameters: {
+            query?: {
+                mailboxAddress?: string;
+            };
+            header?: never;
+            path: {
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostApiMessagesMessageIdReleaseBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PostApiMessagesMessageIdReleaseData"];
+                        /** @description The HTTP status, repeated. */
+                        code: number;
+                        /**
+                         * @description Stable error code from the catalog (docs/api.md, "Errors"); null on success.
+                         * @enum {string|null}
+                         */
+                        errorCode: "VALIDATION_FAILED" | "MAILBOX_ADDRESS_INVALID" | "MAILBOX_ADDRESS_REQUIRED" | "MAILBOX_ADDRESS_FORBIDDEN" | "CURSOR_INVALID" | "REPLY_MAILBOX_MISMATCH" | "ATTACHMENT_FORM_INVALID" | "ATTACHMENT_UNKNOWN" | "SCOPE_NOT_GRANTABLE" | "EXPIRY_INVALID" | "TOKEN_IN_URL" | "JSON_INVALID" | "TEXT_INVALID" | "HTTP_MALFORMED" | "HTTP_HEADERS_TOO_LARGE" | "HTTP_REQUEST_TIMEOUT" | "UNAUTHENTICATED" | "SMTP_PASSWORD_NOT_TOKEN" | "LOGIN_FAILED" | "SCOPE_MISSING" | "TOKEN_KIND_FORBIDDEN" | "DOMAIN_FORBIDDEN" | "ORIGIN_FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "MAILBOX_EXISTS" | "TOKEN_NOT_REVEALABLE" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "LOGIN_THROTTLED" | "LOGIN_BUSY" | "TOO_MANY_SOCKETS" | "TOO_MANY_WAITS" | "TOO_MANY_REPLAYS" | "UPLOADS_PENDING_LIMIT" | "QUOTA_EXCEEDED" | "AUTH_THROTTLED" | "AUTH_REQUIRED" | "AUTH_UNAVAILABLE" | "SENDER_NOT_IDENTITY" | "FROM_HEADER_INVALID" | "HOSTED_SENDER_UNSIGNED" | "RELAY_DENIED" | "MAILBOX_UNKNOWN" | "TOO_MANY_RECIPIENTS" | "TOO_MANY_CONNECTIONS" | "BARE_LINE_ENDING" | "HEADER_LIMIT" | "MIME_LIMIT" | "STARTTLS_REQUIRED" | "COMMAND_TOO_LONG" | "SESSION_TIMEOUT" | "SHUTTING_DOWN" | "ACCESS_REVOKED" | "EVENT_LOG_UNAVAILABLE" | "POLICY_NOT_WITHIN_PARENT" | "POLICY_RECIPIENT_REFUSED" | "POLICY_LIMIT_EXCEEDED" | "AUTO_REPLY_REFUSED" | "AUTO_REPLY_LIMITED" | "APPROVAL_NOT_PENDING" | "APPROVAL_CONFLICT" | "SEARCH_QUERY_INVALID" | "ATTACHMENT_TEXT_UNSUPPORTED" | "ATTACHMENT_TEXT_TOO_LARGE" | "ATTACHMENT_TEXT_FAILED" | "WEBHOOK_URL_INVALID" | "INTERNAL" | "UNAVAILABLE" | null;
+                        /** @description Reason phrase of the status. */
+                        msg: string | null;
+                        /** @description Null on success; a sentence saying what went wrong on errors. */
+                        errMsg: string | null;
+                        /** @description W3C trace id of the request (also in the traceparent header). */
+                        tid: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];

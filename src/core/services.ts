@@ -36,6 +36,7 @@ import { ApprovalService } from './policy/approval.service.js';
 import { MailboxPolicyService } from './policy/mailbox-policy.service.js';
 import { AuditStore } from './audit/audit.store.js';
 import { AuditService } from './audit/audit.service.js';
+import { ScreeningReleaseService } from './screening/release.service.js';
 import { SearchService } from './search/search.service.js';
 import { SearchIndex } from './search/search-index.store.js';
 import { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
@@ -89,6 +90,8 @@ export interface Services {
   mailboxPolicies: MailboxPolicyService;
   /** Approve/reject of held messages and their expiry. */
   approvals: ApprovalService;
+  /** Release of inbound mail held by screening (docs/screening.md). */
+  screeningRelease: ScreeningReleaseService;
   approvalStore: ApprovalStore;
   audit: AuditService;
   auditStore: AuditStore;
@@ -246,6 +249,7 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
+    screeningRelease: new ScreeningReleaseService(db, auditStore, bus, clock, log),
     approvalStore,
     audit: new AuditService(db, auditStore, cursors),
     auditStore,

@@ -194,6 +194,8 @@ export interface Message {
   received_at: DbTimestamp | null;
   references_header: string[];
   request_hash: string | null;
+  screening: DbJson | null;
+  screening_held: Generated<boolean>;
   search_vector: string | null;
   sent_at: DbTimestamp | null;
   stored_bytes: Generated<DbInt8>;

@@ -83,6 +83,7 @@ const cases: Array<{ name: string; kind: 'Domain' | 'Mailbox'; spec: unknown; se
         externalSending: false,
         approval: 'new-recipients',
         autoReplyGuard: true,
+        inboundScreening: { holdAtScore: 0.5 },
       },
     },
     server: true,

@@ -126,8 +126,9 @@ describe('GET /api/messages/:messageId', () => {
       ],
       deliveryStatus: null,
       deliveries: [],
-      // Seeded straight into storage, so never through ingest: nothing was extracted.
+      // Seeded straight into storage, so never through ingest: nothing was extracted or screened.
       extracted: null,
+      screening: null,
     });
     expect(JSON.stringify(res.body.data)).not.toContain('hidden@remote.test');
   });

@@ -50,6 +50,7 @@ describe('GET /api/messages', () => {
       'readAtTs',
       'receiptId',
       'receivedAtTs',
+      'screening',
       'sentAtTs',
       'subject',
       'threadId',

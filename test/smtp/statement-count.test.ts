@@ -18,15 +18,17 @@ import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissio
 // - 25: RCPT TO's route (with the recipient's quota state) and the queue row with BEGIN and COMMIT.
 // Behind the 250 (the worker): 25's delivery is the claim, the hosted-From read and one pipelined
 // transaction (src/storage/statement-pipeline.ts); 587's write is the claim and one pipelined
-// transaction of the message, thread, recipients, outbox job, audit and event rows.
+// transaction of the message, thread, recipients, outbox job, audit and event rows. Inbound screening
+// (docs/screening.md) reads the receiving mailbox's address, policy and contact domains once inside
+// 25's delivery transaction, before the insert that its verdict decides.
 const MAX_SUBMISSION_STATEMENTS = 4;
 const MAX_SUBMISSION_FIRST_STATEMENTS = 5; // a session's first MAIL FROM reads its sender
 const MAX_INBOUND_STATEMENTS = 4;
 const MAX_SUBMISSION_ROUND_TRIPS = 2;
 const MAX_SUBMISSION_FIRST_ROUND_TRIPS = 3;
 const MAX_INBOUND_ROUND_TRIPS = 2;
-const MAX_INBOUND_DELIVERY_STATEMENTS = 10;
-const MAX_INBOUND_DELIVERY_ROUND_TRIPS = 4;
+const MAX_INBOUND_DELIVERY_STATEMENTS = 11;
+const MAX_INBOUND_DELIVERY_ROUND_TRIPS = 5;
 const MAX_SUBMISSION_WRITE_STATEMENTS = 12;
 const MAX_SUBMISSION_WRITE_ROUND_TRIPS = 3;
 

@@ -4,8 +4,8 @@ import { limitSchema } from '../paging/cursor.js';
 export const CHANNELS = ['http', 'mcp', 'smtp', 'worker'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** What happened to a send attempt (docs/api.md, "Audit trail"). */
-export const DECISIONS = ['accepted', 'refused', 'held', 'approved', 'rejected', 'expired'] as const;
+/** What happened to a send attempt (docs/api.md, "Audit trail"); `released`: held inbound mail let through (docs/screening.md). */
+export const DECISIONS = ['accepted', 'refused', 'held', 'approved', 'rejected', 'expired', 'released'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
 export const listAuditInputSchema = z.object({

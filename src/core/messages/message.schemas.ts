@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { limitSchema } from '../paging/cursor.js';
+import { screeningViewSchema } from '../screening/screening.schemas.js';
 
 // ---- inputs: the HTTP routes validate with the pieces, MCP tools with the composed inputs ----
 
@@ -19,6 +20,8 @@ export const listMessagesInputSchema = z.object({
   direction: directionSchema.optional(),
   /** `pending`: only outbound messages held for approval (docs/api.md, "Approval gate"). */
   approval: z.enum(['pending']).optional(),
+  /** `held`: only inbound mail held by screening (docs/screening.md); a reviewer's list. */
+  screening: z.enum(['held']).optional(),
 });
 export type ListMessagesInput = z.infer<typeof listMessagesInputSchema>;
 
@@ -71,6 +74,8 @@ export const messageSummarySchema = z.object({
   authenticated: z.boolean(),
   /** Outbound held by the approval gate: pending, approved, rejected or expired; null when never held. */
   approvalStatus: z.enum(['pending', 'approved', 'rejected', 'expired']).nullable(),
+  /** Inbound screening: score 0..1, the signals found, whether held; null for outbound and older mail (docs/screening.md). */
+  screening: screeningViewSchema.nullable(),
 });
 export type MessageSummary = z.infer<typeof messageSummarySchema>;
 

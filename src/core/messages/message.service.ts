@@ -23,11 +23,22 @@ import {
   threadMessages,
   totalOf,
   type DetailRow,
+  type HeldFilter,
   type LockedRow,
   type PageRow,
   type SummaryRow,
 } from './message.store.js';
 import { byMessage, toDetail, toSummary } from './message.views.js';
+import { heldCount } from '../screening/screening.store.js';
+
+/**
+ * Who may see inbound mail held by screening: whoever may release it (docs/screening.md), a
+ * mailbox token granted MailboxApprove or a domain token (which holds every scope). Agents never.
+ */
+const mayReviewHeld = (principal: Principal): boolean => principal.scopes.has('MailboxApprove');
+
+/** How a read treats held mail: `agent` never shows it; `reviewer` shows it to those who may release it. */
+export type HeldReader = 'agent' | 'reviewer';
 import type {
   BulkDeleteInput,
   BulkReadStateInput,
@@ -96,15 +107,21 @@ export class MessageService {
     request: string,
   ): Promise<Marked<Page<MessageSummary>>> {
     requireScope(principal, 'MailboxRead');
+    // The held list is a reviewer's: only a caller that may release held mail sees it.
+    const heldOnly = input.screening === 'held';
+    if (heldOnly) requireScope(principal, 'MailboxApprove');
+    const held: HeldFilter = heldOnly ? 'only' : 'hide';
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
     const pending = input.approval === 'pending';
-    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}${pending ? ':pending' : ''}`;
+    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}${pending ? ':pending' : ''}${heldOnly ? ':held' : ''}`;
     const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
-    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1, pending));
-    const totalCount = pending
-      ? await pendingApprovalCount(this.db.db, mailbox.id)
-      : totalOf(pageRows[0], input.direction);
+    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1, pending, held));
+    const totalCount = heldOnly
+      ? await heldCount(this.db.db, mailbox.id)
+      : pending
+        ? await pendingApprovalCount(this.db.db, mailbox.id)
+        : totalOf(pageRows[0], input.direction);
     const rows = pageRows.filter((r): r is PageRow & SummaryRow => r.id !== null);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];
@@ -123,12 +140,16 @@ export class MessageService {
     };
   }
 
-  /** GET /api/messages/{messageId}: a soft-deleted message is a 404. */
-  async get(principal: Principal, input: MessageRefInput): Promise<MessageDetail> {
+  /**
+   * GET /api/messages/{messageId}: a soft-deleted message is a 404, and so is held mail to an
+   * agent's read (MCP) and to a caller that may not release it (docs/screening.md).
+   */
+  async get(principal: Principal, input: MessageRefInput, reader: HeldReader = 'agent'): Promise<MessageDetail> {
     requireScope(principal, 'MailboxRead');
     const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
     const row = await findMessage(this.db.db, visibility, input.messageId);
     if (!row || row.deleted_at !== null) throw notFound('Message');
+    if (row.screening_held && !(reader === 'reviewer' && mayReviewHeld(principal))) throw notFound('Message');
     return (await this.details([row]))[0]!;
   }
 
@@ -144,6 +165,7 @@ export class MessageService {
     const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
     const row = await findMessage(this.db.db, visibility, input.messageId);
     if (!row || row.deleted_at !== null || !row.raw_blob_key) throw notFound('Raw message');
+    if (row.screening_held && !mayReviewHeld(principal)) throw notFound('Raw message');
     return { messageId: row.id, blobKey: row.raw_blob_key };
   }
 

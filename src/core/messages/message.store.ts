@@ -29,6 +29,9 @@ export type SummaryRow = Narrow<
   external_dmarc: string | null;
   /** Whether verdicts are stored: the message arrived on port 25 (docs/contract.md: origin `external`). */
   is_external: boolean;
+  /** Inbound screening (jsonb; absent where a query does not select it, null for outbound and older mail). */
+  screening?: unknown;
+  screening_held?: boolean;
 };
 
 /** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
@@ -72,9 +75,15 @@ export type ThreadRow = Row<'thread', 'id' | 'mailbox_id' | 'subject' | 'created
 
 /** origin and authenticated of a summary (docs/contract.md, "Sender integrity and inbound trust"), from m. */
 export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
+/** The screening of a summary (docs/screening.md), from m. */
+export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
   m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS},
-  m.approval_status`;
+  m.approval_status, ${SCREENING_COLUMNS}`;
+
+/** Which inbound mail a read shows: what agents read (held mail left out), or only the held mail. */
+export type HeldFilter = 'hide' | 'only';
+export const heldPredicate = (f: HeldFilter) => (f === 'only' ? sql`m.screening_held` : sql`not m.screening_held`);
 const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
   m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at, m.extracted,
   m.auth_results #>> '{spf,result}' as auth_spf,
@@ -102,13 +111,14 @@ export interface PagePosition {
 export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & Row<
   'mailbox',
   'inbound_count' | 'outbound_count' | 'event_seq'
->;
+> & { held_count: number | string };
 
 /**
  * One keyset page, newest first, the mailbox counters for totalCount and its change sequence, in
  * one round trip.
  * The inner predicates match the partial indexes message_list_idx / message_list_dir_idx exactly
- * (mailbox [, direction], created_at desc, id desc where not deleted), and the row comparison is
+ * (mailbox [, direction], created_at desc, id desc where not deleted and not held; `held: 'only'`
+ * reads message_held_idx, and outbound mail is never held), and the row comparison is
  * an index condition, so a page is one index range scan whatever the mailbox size. An empty page
  * still yields one row (the counters, summary columns null).
  */
@@ -118,11 +128,16 @@ export function pageQuery(
   after: PagePosition | null,
   limit: number,
   pendingOnly = false,
+  held: HeldFilter = 'hide',
 ) {
-  // pendingOnly matches message_approval_idx (mailbox, created_at desc, id desc where pending).
-  return sql<PageRow>`select mb.inbound_count, mb.outbound_count, mb.event_seq, p.* from mailbox mb left join lateral (
+  // pendingOnly matches message_approval_idx (mailbox, created_at desc, id desc where pending),
+  // held 'only' message_held_idx; held_count (the same index) takes held mail out of totalCount.
+  return sql<PageRow>`select mb.inbound_count, mb.outbound_count, mb.event_seq,
+      (select count(*) from message h where h.mailbox_id = mb.id and h.screening_held and h.deleted_at is null) as held_count,
+      p.* from mailbox mb left join lateral (
       select ${SUMMARY_COLUMNS} from message m
       where m.mailbox_id = mb.id and m.deleted_at is null
+        ${pendingOnly ? sql`` : sql`and ${heldPredicate(held)}`}
         ${direction ? sql`and m.direction = ${direction}` : sql``}
         ${pendingOnly ? sql`and m.approval_status = 'pending'` : sql``}
         ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}
@@ -140,10 +155,10 @@ export async function pendingApprovalCount(db: Sql, mailboxId: string): Promise<
   return row?.n ?? 0;
 }
 
-/** totalCount from one page row's counters, for the direction filter. */
+/** totalCount from one page row's counters, for the direction filter; held inbound mail is not counted. */
 export function totalOf(row: PageRow | undefined, direction: Direction | undefined): number {
   if (!row) return 0;
-  const inbound = Number(row.inbound_count);
+  const inbound = Math.max(Number(row.inbound_count) - Number(row.held_count), 0);
   const outbound = Number(row.outbound_count);
   return direction === 'inbound' ? inbound : direction === 'outbound' ? outbound : inbound + outbound;
 }
@@ -185,7 +200,7 @@ export async function findThread(db: Sql, v: Visibility, threadId: string): Prom
 export async function threadMessages(db: Sql, v: Visibility, threadId: string): Promise<DetailRow[]> {
   return (
     await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
-    where m.thread_id = ${threadId} and m.deleted_at is null and ${visible(v)}
+    where m.thread_id = ${threadId} and m.deleted_at is null and not m.screening_held and ${visible(v)}
     order by m.created_at, m.id`.execute(db)
   ).rows;
 }

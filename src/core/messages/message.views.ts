@@ -2,6 +2,14 @@ import { jsonValue, ms } from '../../storage/database.js';
 import { replyTextOfBodies, type Extracted } from '../extraction/extract.js';
 import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
 import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
+import type { Screening, ScreeningView } from '../screening/screening.schemas.js';
+
+/** The stored screening as shown (docs/screening.md); null for outbound mail and mail stored before screening. */
+export function toScreeningView(stored: unknown, held: boolean | undefined): ScreeningView | null {
+  const v = jsonValue(stored) as Partial<Screening> | null | undefined;
+  if (!v || typeof v.score !== 'number') return null;
+  return { score: v.score, signals: v.signals ?? [], held: held === true };
+}
 
 /** Where the raw RFC 5322 source of a message is served, when one was kept. */
 export const rawContentPath = (messageId: string): string => `/api/messages/${encodeURIComponent(messageId)}/raw`;
@@ -27,6 +35,7 @@ export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary
     origin: r.is_external ? 'external' : 'internal',
     authenticated: !r.is_external || r.external_dmarc === 'pass',
     approvalStatus: (r.approval_status ?? null) as MessageSummary['approvalStatus'],
+    screening: toScreeningView(r.screening, r.screening_held),
   };
 }
 

@@ -1,7 +1,7 @@
 import { num, sql, type Database } from '../../storage/database.js';
 import type { EventType } from '../../types/mailbox-event.js';
 import type { Direction } from './message.schemas.js';
-import { AUTH_SUMMARY_COLUMNS, type SummaryRow } from './message.store.js';
+import { AUTH_SUMMARY_COLUMNS, SCREENING_COLUMNS, type SummaryRow } from './message.store.js';
 
 export interface WaitFilter {
   direction: Direction;
@@ -31,11 +31,12 @@ export async function firstArrival(
     SummaryRow & { seq: string | number }
   >`select e.seq, m.id, m.mailbox_id, m.thread_id, m.direction,
       m.subject, m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
-      m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS}
+      m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS}, ${SCREENING_COLUMNS}
     from mailbox_event e
     join message m on m.id = e.payload #>> '{data,messageId}' and m.mailbox_id = e.mailbox_id
     where e.mailbox_id = ${mailboxId} and e.seq > ${since}::bigint and e.seq <= ${upTo}::bigint
       and e.type = ${ARRIVAL_EVENT[f.direction]} and m.direction = ${f.direction} and m.deleted_at is null
+      and not m.screening_held
       ${f.from === null ? sql`` : sql`and (strpos(lower(m.from_address), ${f.from}) > 0 or strpos(lower(m.from_display_name), ${f.from}) > 0)`}
       ${f.subject === null ? sql`` : sql`and strpos(lower(m.subject), ${f.subject}) > 0`}
     order by e.seq
@@ -55,9 +56,10 @@ export async function newestWithCode(
 ): Promise<(SummaryRow & { extracted: unknown }) | undefined> {
   return db.one(sql<SummaryRow & { extracted: unknown }>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject,
       m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
-      m.received_at, m.sent_at, m.extracted
+      m.received_at, m.sent_at, m.extracted, ${SCREENING_COLUMNS}
     from message m
     where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.deleted_at is null
+      and not m.screening_held
       and m.created_at >= ${since}::timestamptz
       and jsonb_array_length(coalesce(m.extracted -> 'codes', '[]'::jsonb)) > 0
       ${f.from === null ? sql`` : sql`and (strpos(lower(m.from_address), ${f.from}) > 0 or strpos(lower(m.from_display_name), ${f.from}) > 0)`}

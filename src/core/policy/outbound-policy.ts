@@ -9,6 +9,7 @@ import { approvalHold, countRefusal, isExternal, PolicyRefusal, recipientRefusal
 import { AUTO_SUBMITTED_GENERATED, automationOf, headerSection } from './loop-guard.js';
 import type { PolicyLayers, PolicyStore } from './policy.store.js';
 import type { ApprovalMode } from './policy.schemas.js';
+import { secretIn, type SecretKind } from './secret-in-body.js';
 
 /** An SMTP transaction's policy, read at its MAIL FROM (OutboundPolicy.rulesOf). */
 export interface TransactionRules {
@@ -31,8 +32,16 @@ export interface SendActor {
 
 /** The outcome of the policy step for a whole message (docs/api.md, decision order). */
 export interface PolicyVerdict {
-  /** The approval mode holding the message, or null: it is queued at once. */
-  hold: { mode: Exclude<ApprovalMode, 'none'>; source: PolicySource } | null;
+  /**
+   * The approval mode holding the message, or null: it is queued at once. `rule` secretInBody:
+   * held whatever the policy because the message carries a secret (`secret` its kind).
+   */
+  hold: {
+    mode: Exclude<ApprovalMode, 'none'>;
+    source: PolicySource;
+    rule?: 'secretInBody';
+    secret?: SecretKind;
+  } | null;
   recipientCount: number;
   newRecipientCount: number;
   /** RFC 3834 Auto-Submitted value the composed message carries (HTTP/MCP under the guard). */
@@ -98,6 +107,20 @@ export class OutboundPolicy {
     const draft = { recipients: [...new Set([...accepted, address])], parentId: null };
     const known = rules && !rules.effective.maxNewRecipientsPerDay ? rules.effective : undefined;
     await this.judge(actor, mailbox, draft, address, known);
+  }
+
+  /**
+   * The verdict for the composed message: held for approval whatever the policy when its subject or
+   * a body carries a secret (rule secretInBody). Judged on the parsed content every send path
+   * writes (HTTP, MCP, SMTP direct and queued), so an encoded body is read decoded.
+   */
+  withContent(verdict: PolicyVerdict, content: { subject: string; bodyText: string | null; bodyHtml: string | null }) {
+    const secret = secretIn([content.subject, content.bodyText, content.bodyHtml]);
+    if (secret === null) return verdict;
+    return {
+      ...verdict,
+      hold: { mode: 'all' as const, source: 'mailbox' as const, rule: 'secretInBody' as const, secret },
+    };
   }
 
   /** The whole-message decision: recipient rules, counts, loop guard, then whether approval holds it. */

@@ -8,6 +8,12 @@ export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const approvalModeSchema = z.enum(APPROVAL_MODES);
 
 const patterns = z.array(recipientPatternSchema).max(500);
+
+/** Inbound mail screened at or above holdAtScore is held from agent reads until released (docs/screening.md); null: never. */
+export const inboundScreeningSchema = z
+  .object({ holdAtScore: z.number().min(0).max(1).nullable().default(null) })
+  .strict();
+export type InboundScreeningPolicy = z.infer<typeof inboundScreeningSchema>;
 const limit = z.number().int().min(0).max(100_000).nullable();
 
 /** A mailbox's policy as stored and shown: every field present, defaults filled in. */
@@ -23,6 +29,7 @@ export const mailboxPolicySchema = z.object({
   externalSending: z.boolean().default(true),
   approval: approvalModeSchema.default('none'),
   autoReplyGuard: z.boolean().default(true),
+  inboundScreening: inboundScreeningSchema.default({ holdAtScore: null }),
 });
 export type MailboxPolicy = z.infer<typeof mailboxPolicySchema>;
 

@@ -22,7 +22,13 @@ export function searchPageQuery(
   limit: number,
 ) {
   const words = [...q.terms, ...q.subject];
-  const conditions = [sql`m.mailbox_id = ${mailboxId}`, sql`m.deleted_at is null`, visible(v)];
+  // Held mail is never a match (docs/screening.md).
+  const conditions = [
+    sql`m.mailbox_id = ${mailboxId}`,
+    sql`m.deleted_at is null`,
+    sql`not m.screening_held`,
+    visible(v),
+  ];
   if (words.length > 0) {
     const all = words.map(tsquery).reduce((a, b) => sql`${a} && ${b}`);
     conditions.push(sql`m.search_vector @@ (${all})`);

@@ -25,12 +25,12 @@ export const MessageEntity = defineEntity({
     {
       name: 'message_list_idx',
       expression:
-        'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null',
+        'create index "message_list_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "deleted_at" is null and not "screening_held"',
     },
     {
       name: 'message_list_dir_idx',
       expression:
-        'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null',
+        'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null and not "screening_held"',
     },
     { name: 'message_thread_idx', properties: ['thread', 'createdAt'] },
     { name: 'message_internet_id_idx', properties: ['mailbox', 'internetMessageId'] },
@@ -73,6 +73,12 @@ export const MessageEntity = defineEntity({
       expression:
         'create index "message_reply_text_pending_idx" on "message" ("id") where "extracted" is not null and not ("extracted" ? \'replyText\')',
     },
+    // Inbound mail held by screening (migration 20270403000000): `?screening=held`, a page's held count.
+    {
+      name: 'message_held_idx',
+      expression:
+        'create index "message_held_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "screening_held" and "deleted_at" is null',
+    },
   ],
   uniques: [{ name: 'message_idempotency_uq', properties: ['mailbox', 'idempotencyKey'] }],
   properties: {
@@ -112,6 +118,10 @@ export const MessageEntity = defineEntity({
     autoSubmitted: p.string().length(32).nullable(),
     /** What extraction found at ingest (codes, links, reply text); null for outbound and older mail. */
     extracted: p.json().nullable(),
+    /** Inbound screening found at ingest ({ score, signals }); null for outbound and older mail. */
+    screening: p.json().nullable(),
+    /** Kept out of agent reads by the mailbox's holdAtScore until released (docs/screening.md). */
+    screeningHeld: p.boolean().default(false),
     /**
      * Full-text search vector (SQL function message_search_vector of subject and body), filled
      * after the message is stored by the search indexer (migration 20270201000000); null until then.

@@ -17,6 +17,7 @@ import { Migration20270301000000InboundQueue } from './20270301000000-inbound-qu
 import { Migration20270410000000AttachmentContentId } from './20270410000000-attachment-content-id.js';
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
 import { Migration20270401000000AttachmentTextClaims } from './20270401000000-attachment-text-claims.js';
+import { Migration20270403000000MessageScreening } from './20270403000000-message-screening.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -38,5 +39,6 @@ export const migrations = [
   { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
   { name: 'Migration20270401000000AttachmentTextClaims', class: Migration20270401000000AttachmentTextClaims },
+  { name: 'Migration20270403000000MessageScreening', class: Migration20270403000000MessageScreening },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
 ];

@@ -1,5 +1,6 @@
 import { ChangeMarked, route, type RouteSpec } from '../route.js';
 import { etagOf, ifNoneMatchHas } from '../etag.js';
+import { releaseBodySchema, releaseResultSchema } from '../../../core/screening/release.schemas.js';
 import {
   bulkDeleteInputSchema,
   bulkDeleteResultSchema,
@@ -75,7 +76,28 @@ export const messageRoutes: RouteSpec[] = [
     response: messageDetailSchema,
     status: 200,
     changeMark: 'target',
-    handler: ({ principal, params, query, services }) => services.messages.get(principal, { ...params, ...query }),
+    // 'reviewer': held mail is shown here to a caller that may release it (docs/screening.md).
+    handler: ({ principal, params, query, services }) =>
+      services.messages.get(principal, { ...params, ...query }, 'reviewer'),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/messages/:messageId/release',
+    summary: 'Release inbound mail held by screening into lists, search, threads and waits.',
+    auth: 'bearer',
+    scope: 'MailboxApprove',
+    tokenKinds: both,
+    params: messageIdParamsSchema,
+    query: mailboxAddressQuerySchema,
+    body: releaseBodySchema.optional(),
+    response: releaseResultSchema,
+    status: 200,
+    handler: ({ principal, params, query, body, services }) =>
+      services.screeningRelease.release(
+        principal,
+        { messageId: params.messageId, mailboxAddress: body?.mailboxAddress ?? query.mailboxAddress },
+        'http',
+      ),
   }),
   route({
     method: 'PUT',

@@ -22,7 +22,8 @@ export const listMessagesTool = defineTool({
     'changeMark; polling with ifChangedSince set to it (and the same other arguments) answers { unchanged: true, ' +
     'changeMark } without items when nothing in the mailbox changed, which is cheap. Needs the MailboxRead scope. ' +
     ERRORS_NOTE,
-  input: describeFields(listMessagesInputSchema, {
+  // No `screening`: held mail is never an agent's read (docs/screening.md).
+  input: describeFields(listMessagesInputSchema.omit({ screening: true }), {
     mailboxAddress: MAILBOX_ADDRESS_ACTING,
     limit: 'Page size, 1..200. Default 100.',
     cursor:

@@ -11,6 +11,9 @@ import { extractAtIngest } from '../../extraction/extract.js';
 import { bodyBytes, chargeStorage, settleReservation } from '../../quota/storage-quota.store.js';
 import { cleanMessageIds, findParentByMessageIds, inboundReferences } from '../threading.js';
 import { createThread, touchThread } from '../thread.store.js';
+import { screeningContext } from '../../screening/screening.store.js';
+import { screenInbound } from '../../screening/inbound-screening.js';
+import { receivedEventData } from './received-event.js';
 
 /** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
 export interface InboundMessage {
@@ -47,8 +50,10 @@ export interface InboundMessage {
 export interface StoredInbound {
   messageId: string;
   threadId: string;
-  /** Already appended to the log; publish them after the transaction commits. */
+  /** Already appended to the log; publish them after the transaction commits. None while held. */
   events: MailboxEvent[];
+  /** Held by the mailbox's inboundScreening.holdAtScore: no message.received until released. */
+  held: boolean;
 }
 
 /**
@@ -98,7 +103,10 @@ export class InboundStore {
     if (!whole) await charged;
     charged.catch(() => undefined); // settled below; a refusal must not surface as unhandled meanwhile
     const references = inboundReferences(m.inReplyTo, m.references);
-    const parent = await findParentByMessageIds(trx, m.mailboxId, references);
+    const [parent, context] = await Promise.all([
+      findParentByMessageIds(trx, m.mailboxId, references),
+      screeningContext(trx, m.mailboxId),
+    ]);
     const inReplyTo = cleanMessageIds([m.inReplyTo])[0] ?? null;
     const messageId = newId(ID_PREFIX.message, now.getTime());
     const threadId = parent ? parent.threadId : newId(ID_PREFIX.thread, now.getTime());
@@ -109,50 +117,55 @@ export class InboundStore {
     // Codes and links, found once here so every read is free; the reply text after the commit
     // (docs/api.md, "Extraction").
     const extracted = extractAtIngest(m);
+    // Screened once here, before the sender joins the contacts (docs/screening.md).
+    const { screening, held } = screenInbound(m, context);
     // Issued together and awaited together (one round trip when pipelined).
     const written = [
       charged,
       parent
         ? touchThread(trx, threadId, now)
         : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
-      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts).
-      sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})
+      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts);
+      // not while held: hostile mail must not make its sender a known contact (docs/screening.md).
+      sql`${held ? sql`` : sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})`}
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
-        auth_results, extracted, created_at, received_at, sent_at, stored_bytes)
+        auth_results, extracted, screening, screening_held, created_at, received_at, sent_at, stored_bytes)
       values (${messageId}, ${m.mailboxId}, ${threadId}, 'inbound', ${m.subject}, ${m.from}, ${fromDisplayName},
         ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], (select address from mailbox where id = ${m.mailboxId}), ${attachments.length},
         ${m.bodyText}, ${m.bodyHtml}, ${bodyFormatOf(m.bodyText, m.bodyHtml)},
         ${m.rawBlobKey ?? null}, ${internetMessageId}, ${inReplyToMessageId}, ${references}::text[], false, null,
-        ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb, ${now}, ${m.receivedAt}, ${m.sentAt ?? null}, ${storedBytes})`.execute(
+        ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb,
+        ${JSON.stringify(screening)}::jsonb, ${held}, ${now}, ${m.receivedAt}, ${m.sentAt ?? null}, ${storedBytes})`.execute(
         trx,
       ),
       ...attachments.map((a) => insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now })),
     ];
-    const event = appendEvent(
-      trx,
-      m.mailboxId,
-      'message.received',
-      {
-        messageId,
-        threadId,
-        direction: 'inbound',
-        subject: m.subject,
-        fromAddress: m.from,
-        fromDisplayName,
-        toAddresses: m.to,
-        ccAddresses: m.cc ?? [],
-        attachmentCount: attachments.length,
-        inReplyToMessageId,
-        receivedAtTs: m.receivedAt.getTime(),
-        // docs/contract.md, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
-        origin: m.authResults ? 'external' : 'internal',
-        authenticated: !m.authResults || (m.authResults as { dmarc?: { result?: string } }).dmarc?.result === 'pass',
-      },
-      now,
-    );
-    await settleAll([...written, event]);
-    return { messageId, threadId, events: [await event] };
+    // Held mail says nothing to waits, the live feed or webhooks until it is released.
+    const event = held
+      ? null
+      : appendEvent(
+          trx,
+          m.mailboxId,
+          'message.received',
+          receivedEventData({
+            messageId,
+            threadId,
+            subject: m.subject,
+            fromAddress: m.from,
+            fromDisplayName,
+            toAddresses: m.to,
+            ccAddresses: m.cc ?? [],
+            attachmentCount: attachments.length,
+            inReplyToMessageId,
+            receivedAt: m.receivedAt,
+            authResults: m.authResults ?? null,
+            screening,
+          }),
+          now,
+        );
+    await settleAll(event ? [...written, event] : written);
+    return { messageId, threadId, events: event ? [await event] : [], held };
   }
 }

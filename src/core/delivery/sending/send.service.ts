@@ -196,6 +196,7 @@ export class SendService {
     verdict: PolicyVerdict,
     options: WriteOptions,
   ): Promise<SendAccepted> {
+    verdict = this.policy.withContent(verdict, draft);
     const meta = {
       at: options.at,
       messageId: options.messageId,
@@ -254,9 +255,11 @@ function auditOfVerdict(actor: SendActor, mailbox: MailboxRef, verdict: PolicyVe
     tokenId: actor.tokenId,
     channel: actor.channel,
     decision: verdict.hold ? ('held' as const) : ('accepted' as const),
-    rule: verdict.hold ? `approval:${verdict.hold.mode}` : null,
+    rule: verdict.hold ? (verdict.hold.rule ?? `approval:${verdict.hold.mode}`) : null,
     reason: verdict.hold
-      ? `Held for approval by policy rule approval (${verdict.hold.mode}) of ${sourceName(verdict.hold.source)}.`
+      ? verdict.hold.rule === 'secretInBody'
+        ? `Held for approval by rule secretInBody: the subject or body carries a secret (${verdict.hold.secret}).`
+        : `Held for approval by policy rule approval (${verdict.hold.mode}) of ${sourceName(verdict.hold.source)}.`
       : null,
     recipientCount: verdict.recipientCount,
     newRecipientCount: verdict.newRecipientCount,
