@@ -1104,6 +1104,8 @@ export interface components {
             bodyHtml?: string;
             toAddress?: string | string[];
             subject?: string;
+            /** @default false */
+            replyAll: boolean;
         };
         PostApiMessagesAttachmentsData: {
             attachmentUploadId: string;

@@ -189,6 +189,7 @@ export interface Message {
   read_at: DbTimestamp | null;
   received_at: DbTimestamp | null;
   references_header: string[];
+  reply_to_addresses: Generated<string[]>;
   request_hash: string | null;
   search_vector: string | null;
   sent_at: DbTimestamp | null;

@@ -85,6 +85,8 @@ export const MessageEntity = defineEntity({
     fromDisplayName: p.string().length(200).default(''),
     toAddresses: p.array(),
     ccAddresses: p.array(),
+    /** Reply-To of an inbound message: where a reply-all goes instead of the sender (migration 20270406000000). */
+    replyToAddresses: p.array().defaultRaw("'{}'"),
     bccAddresses: p.array(),
     mailboxAddress: p.string().length(320),
     attachmentCount: p.integer().default(0),

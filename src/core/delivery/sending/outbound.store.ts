@@ -201,6 +201,8 @@ export type ReplyParentRow = Narrow<
     | 'subject'
     | 'from_address'
     | 'to_addresses'
+    | 'cc_addresses'
+    | 'reply_to_addresses'
     | 'internet_message_id'
     | 'references_header'
   > & { direction: Col<'message', 'direction'> },
@@ -217,9 +219,17 @@ export async function replyParentRow(
     visibility.kind === 'mailbox'
       ? sql`m.mailbox_id = ${visibility.mailboxId}`
       : sql`mb.domain_id = ${visibility.domainId}`;
-  return db.one(sql<ReplyParentRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.to_addresses, m.internet_message_id, m.references_header
+  return db.one(sql<ReplyParentRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.to_addresses, m.cc_addresses, m.reply_to_addresses, m.internet_message_id, m.references_header
     from message m join mailbox mb on mb.id = m.mailbox_id
     where m.id = ${messageId} and m.deleted_at is null and ${scope}`);
+}
+
+/** Every address the mailbox answers to or sends as: primary, active aliases, active sender identities (normalized). */
+export async function ownAddresses(db: Database, mailboxId: string): Promise<Set<string>> {
+  const rows = await db.rows(sql<{ address: string }>`select address from mailbox where id = ${mailboxId}
+    union select address from mailbox_alias where mailbox_id = ${mailboxId} and is_active
+    union select address from sender_identity where mailbox_id = ${mailboxId} and is_active`);
+  return new Set(rows.map((r) => r.address.trim().toLowerCase()));
 }
 
 export type IdempotentRow = Row<'message', 'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status'>;

@@ -49,7 +49,13 @@ export const sendInputSchema = z
 export type SendInput = z.infer<typeof sendInputSchema>;
 
 export const replyInputSchema = z
-  .object({ ...common, toAddress: toSchema.optional(), subject: subjectSchema.optional() })
+  .object({
+    ...common,
+    toAddress: toSchema.optional(),
+    subject: subjectSchema.optional(),
+    /** Also Cc everyone the parent was addressed to, except this mailbox (docs/workflow.md, "Replies"). */
+    replyAll: z.boolean().default(false),
+  })
   .strict()
   .refine(needsBody, bodyIssue);
 export type ReplyInput = z.infer<typeof replyInputSchema>;
