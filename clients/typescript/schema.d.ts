@@ -209,6 +209,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{messageId}/forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forward a message to new recipients with its attachments, in a new thread (202). Honours Idempotency-Key. */
+        post: operations["postApiMessagesMessageIdForward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/attachments": {
         parameters: {
             query?: never;
@@ -1106,6 +1123,23 @@ export interface components {
             subject?: string;
             /** @default false */
             replyAll: boolean;
+        };
+        PostApiMessagesMessageIdForwardData: {
+            messageId: string;
+            threadId: string;
+            /** @enum {string} */
+            status: "queued" | "pending_approval";
+            queuedAtTs: number;
+        };
+        PostApiMessagesMessageIdForwardBody: {
+            mailboxAddress?: string;
+            ccAddresses?: string[];
+            bccAddresses?: string[];
+            attachmentIds?: string[];
+            bodyText?: string;
+            bodyHtml?: string;
+            toAddress: string | string[];
+            subject?: string;
         };
         PostApiMessagesAttachmentsData: {
             attachmentUploadId: string;
@@ -2387,6 +2421,60 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["PostApiMessagesMessageIdReplyData"];
+                        /** @description The HTTP status, repeated. */
+                        code: number;
+                        /**
+                         * @description Stable error code from the catalog (docs/api.md, "Errors"); null on success.
+                         * @enum {string|null}
+                         */
+                        errorCode: "VALIDATION_FAILED" | "MAILBOX_ADDRESS_INVALID" | "MAILBOX_ADDRESS_REQUIRED" | "MAILBOX_ADDRESS_FORBIDDEN" | "CURSOR_INVALID" | "REPLY_MAILBOX_MISMATCH" | "ATTACHMENT_FORM_INVALID" | "ATTACHMENT_UNKNOWN" | "SCOPE_NOT_GRANTABLE" | "EXPIRY_INVALID" | "TOKEN_IN_URL" | "JSON_INVALID" | "TEXT_INVALID" | "HTTP_MALFORMED" | "HTTP_HEADERS_TOO_LARGE" | "HTTP_REQUEST_TIMEOUT" | "UNAUTHENTICATED" | "SMTP_PASSWORD_NOT_TOKEN" | "LOGIN_FAILED" | "SCOPE_MISSING" | "TOKEN_KIND_FORBIDDEN" | "DOMAIN_FORBIDDEN" | "ORIGIN_FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "MAILBOX_EXISTS" | "TOKEN_NOT_REVEALABLE" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "LOGIN_THROTTLED" | "LOGIN_BUSY" | "TOO_MANY_SOCKETS" | "TOO_MANY_WAITS" | "TOO_MANY_REPLAYS" | "UPLOADS_PENDING_LIMIT" | "QUOTA_EXCEEDED" | "AUTH_THROTTLED" | "AUTH_REQUIRED" | "AUTH_UNAVAILABLE" | "SENDER_NOT_IDENTITY" | "FROM_HEADER_INVALID" | "HOSTED_SENDER_UNSIGNED" | "RELAY_DENIED" | "MAILBOX_UNKNOWN" | "TOO_MANY_RECIPIENTS" | "TOO_MANY_CONNECTIONS" | "BARE_LINE_ENDING" | "HEADER_LIMIT" | "MIME_LIMIT" | "STARTTLS_REQUIRED" | "COMMAND_TOO_LONG" | "SESSION_TIMEOUT" | "SHUTTING_DOWN" | "ACCESS_REVOKED" | "EVENT_LOG_UNAVAILABLE" | "POLICY_NOT_WITHIN_PARENT" | "POLICY_RECIPIENT_REFUSED" | "POLICY_LIMIT_EXCEEDED" | "AUTO_REPLY_REFUSED" | "AUTO_REPLY_LIMITED" | "APPROVAL_NOT_PENDING" | "APPROVAL_CONFLICT" | "SEARCH_QUERY_INVALID" | "ATTACHMENT_TEXT_UNSUPPORTED" | "ATTACHMENT_TEXT_TOO_LARGE" | "ATTACHMENT_TEXT_FAILED" | "WEBHOOK_URL_INVALID" | "INTERNAL" | "UNAVAILABLE" | null;
+                        /** @description Reason phrase of the status. */
+                        msg: string | null;
+                        /** @description Null on success; a sentence saying what went wrong on errors. */
+                        errMsg: string | null;
+                        /** @description W3C trace id of the request (also in the traceparent header). */
+                        tid: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiMessagesMessageIdForward: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opaque client key (1-200 visible ASCII characters), kept per mailbox: a retry with the same key and request answers the first 202 instead of sending again; the same key with another request is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostApiMessagesMessageIdForwardBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PostApiMessagesMessageIdForwardData"];
                         /** @description The HTTP status, repeated. */
                         code: number;
                         /**

@@ -185,6 +185,14 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 404,
     otherMailbox: 404,
   },
+  'POST /api/messages/:messageId/forward': {
+    build: async (w) => ({
+      path: `/api/messages/${(await message(w)).messageId}/forward`,
+      json: { mailboxAddress: w.t.A1.address, toAddress: 'someone@remote.example', bodyText: 'FYI' },
+    }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
   'POST /api/messages/attachments': {
     build: async (w) => ({
       path: '/api/messages/attachments',

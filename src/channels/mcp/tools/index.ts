@@ -15,6 +15,7 @@ import { searchMessagesTool } from './search-messages.js';
 import { getVerificationCodeTool } from './get-verification-code.js';
 import { getAttachmentTool } from './get-attachment.js';
 import { getMailboxStorageTool } from './get-mailbox-storage.js';
+import { forwardMessageTool } from './forward-message.js';
 
 /** Every tool, in the order tools/list shows them. Only upload_attachment depends on config (its size cap). */
 export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
@@ -35,5 +36,6 @@ export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
     getVerificationCodeTool,
     getAttachmentTool,
     getMailboxStorageTool,
+    forwardMessageTool,
   ] as unknown as McpTool[];
 }

@@ -60,6 +60,16 @@ export const replyInputSchema = z
   .refine(needsBody, bodyIssue);
 export type ReplyInput = z.infer<typeof replyInputSchema>;
 
+/** Forward: new recipients, an optional note before the original, the original's attachments kept. */
+export const forwardInputSchema = z
+  .object({
+    ...common,
+    toAddress: toSchema,
+    subject: subjectSchema.optional(),
+  })
+  .strict();
+export type ForwardInput = z.infer<typeof forwardInputSchema>;
+
 export const replyParamsSchema = z.object({ messageId: z.string().min(1).max(40) });
 
 /** `data` of the 202 answer to send and reply (docs/contract.md, Wire format). */
