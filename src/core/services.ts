@@ -42,6 +42,8 @@ import { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
 import { StorageService } from './quota/storage.service.js';
+import { ThreadStateService } from './messages/thread-state.service.js';
+import { FollowUps } from './messages/follow-up.js';
 
 /** Everything a channel may call. Built once by the composition root. */
 export interface Services {
@@ -104,6 +106,10 @@ export interface Services {
   webhookCipher: TokenCipher;
   /** Storage quota routes (mailbox and domain). */
   storage: StorageService;
+  /** Thread workflow state: list by state, set (HTTP /api/threads, MCP list_threads / set_thread_state). */
+  threads: ThreadStateService;
+  /** The worker's thread.follow-up-due emission. */
+  followUps: FollowUps;
 }
 
 export interface CoreDeps {
@@ -246,6 +252,8 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
+    threads: new ThreadStateService(db, cursors, clock),
+    followUps: new FollowUps(db, bus, clock, log),
     approvalStore,
     audit: new AuditService(db, auditStore, cursors),
     auditStore,

@@ -255,10 +255,14 @@ export interface SubmissionQueue {
 }
 
 export interface Thread {
+  awaiting_reply_since: DbTimestamp | null;
   created_at: DbTimestamp;
+  follow_up_at: DbTimestamp | null;
+  follow_up_notified_at: DbTimestamp | null;
   id: string;
   last_message_at: DbTimestamp;
   mailbox_id: string;
+  state: Generated<string>;
   subject: Generated<string>;
 }
 

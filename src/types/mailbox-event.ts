@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'message.approval-required',
   'message.approved',
   'message.rejected',
+  /** A thread still awaiting_reply reached its followUpAt (docs/workflow.md, "Follow-ups"). */
+  'thread.follow-up-due',
   /** A webhook was disabled after failing for WEBHOOK_DISABLE_AFTER (docs/api.md, "Webhooks"). */
   'webhook.disabled',
 ] as const;

@@ -193,6 +193,19 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 404,
     otherMailbox: 404,
   },
+  'GET /api/threads': {
+    build: async (w) => ({ path: '/api/threads', query: { mailboxAddress: w.t.A1.address, state: 'open' } }),
+    foreignDomain: 404,
+    otherMailbox: 400,
+  },
+  'PUT /api/threads/:threadId/state': {
+    build: async (w) => ({
+      path: `/api/threads/${(await message(w)).threadId}/state`,
+      json: { mailboxAddress: w.t.A1.address, state: 'needs_human' },
+    }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
   'POST /api/messages/attachments': {
     build: async (w) => ({
       path: '/api/messages/attachments',

@@ -16,6 +16,7 @@ import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-comp
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
 import { Migration20270406000000ReplyTo } from './20270406000000-reply-to.js';
+import { Migration20270407000000ThreadState } from './20270407000000-thread-state.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
   { name: 'Migration20270406000000ReplyTo', class: Migration20270406000000ReplyTo },
+  { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
 ];

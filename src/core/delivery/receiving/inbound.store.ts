@@ -115,8 +115,14 @@ export class InboundStore {
     const written = [
       charged,
       parent
-        ? touchThread(trx, threadId, now)
-        : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
+        ? touchThread(trx, threadId, now, 'inbound')
+        : createThread(trx, {
+            id: threadId,
+            mailboxId: m.mailboxId,
+            subject: m.subject,
+            at: now,
+            direction: 'inbound',
+          }),
       // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts).
       sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,

@@ -116,8 +116,8 @@ export async function writeOutbound(
       ? chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound', exempt: meta.quotaExempt === true })
       : settleReservation(trx, mailbox.id, meta.reservedBytes, storedBytes, 'outbound'),
     draft.parent
-      ? touchThread(trx, threadId, at)
-      : createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at }),
+      ? touchThread(trx, threadId, at, 'outbound')
+      : createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at, direction: 'outbound' }),
     // The sender's own copy is born read: nobody needs to be told about mail they wrote.
     sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { AppError, notFound } from '../errors.js';
+import type { Database } from '../../storage/database.js';
+import type { Principal } from '../auth/principal.js';
+import { requireScope, resolveMailbox, visibilityOf } from '../auth/access.js';
+import type { CursorCodec, Page } from '../paging/cursor.js';
+import type { Clock } from '../time.js';
+import { ms } from '../../storage/database.js';
+import type { ListThreadsInput, SetThreadStateBody, ThreadSummary } from './thread-state.schemas.js';
+import { threadPage, toThreadSummary, visibleThread, writeThreadState } from './thread-state.store.js';
+
+const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
+
+/** Thread workflow state: list by state, set by hand (docs/workflow.md, "Thread state"). */
+export class ThreadStateService {
+  constructor(
+    private readonly db: Database,
+    private readonly cursors: CursorCodec,
+    private readonly clock: Clock,
+  ) {}
+
+  /** GET /api/threads, MCP list_threads: most recent activity first, paged like messages. */
+  async list(principal: Principal, input: ListThreadsInput): Promise<Page<ThreadSummary>> {
+    requireScope(principal, 'MailboxRead');
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
+    const scope = `threads:${mailbox.id}:${input.state ?? 'all'}`;
+    const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
+    const { rows, total } = await threadPage(this.db, mailbox.id, input.state, after, input.limit + 1);
+    const page = rows.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(toThreadSummary),
+      nextCursor:
+        rows.length > input.limit && last
+          ? this.cursors.encode(scope, { t: ms(last.last_message_at)!, i: last.id })
+          : null,
+      totalCount: total,
+    };
+  }
+
+  /**
+   * PUT /api/threads/{threadId}/state, MCP set_thread_state. MailboxSend, because the state steers
+   * what an agent sends next. The thread must be visible (404); a domain token names the thread's
+   * mailbox with mailboxAddress (docs/contract.md, "Domain tokens on a mailbox's objects").
+   */
+  async setState(principal: Principal, threadId: string, input: SetThreadStateBody): Promise<ThreadSummary> {
+    requireScope(principal, 'MailboxSend');
+    const thread = await visibleThread(this.db, visibilityOf(principal), threadId);
+    if (!thread) throw notFound('Thread');
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    if (mailbox.id !== thread.mailbox_id)
+      throw new AppError('VALIDATION_FAILED', 'mailboxAddress: differs from the mailbox of the thread.');
+    const followUpAt =
+      input.followUpAtTs === undefined ? undefined : input.followUpAtTs === null ? null : new Date(input.followUpAtTs);
+    await this.db.tx((trx) => writeThreadState(trx, thread.id, input.state, followUpAt, this.clock.now()));
+    const updated = await visibleThread(this.db, visibilityOf(principal), threadId);
+    if (!updated) throw notFound('Thread');
+    return toThreadSummary(updated);
+  }
+}
