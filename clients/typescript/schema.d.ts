@@ -1094,6 +1094,10 @@ export interface components {
             mailboxId: string;
             subject: string;
             createdAtTs: number;
+            /** @enum {string} */
+            state: "open" | "awaiting_reply" | "needs_human" | "closed";
+            awaitingReplySinceTs: number | null;
+            followUpAtTs: number | null;
             messages: {
                 messageId: string;
                 receiptId: string;
@@ -1467,7 +1471,7 @@ export interface components {
             items: {
                 eventId: string;
                 /** @enum {string} */
-                type: "message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.follow-up-due" | "webhook.disabled";
+                type: "message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.state-changed" | "thread.follow-up-due" | "webhook.disabled";
                 mailboxId: string;
                 mailboxAddress: string;
                 occurredAtTs: number;
@@ -1693,7 +1697,7 @@ export interface components {
         };
         PostApiDomainWebhooksBody: {
             url: string;
-            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.follow-up-due" | "webhook.disabled")[];
+            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.state-changed" | "thread.follow-up-due" | "webhook.disabled")[];
             mailboxAddresses?: string[];
         };
         GetApiDomainWebhooksData: {
@@ -1736,7 +1740,7 @@ export interface components {
         };
         PostApiMailboxWebhooksBody: {
             url: string;
-            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.follow-up-due" | "webhook.disabled")[];
+            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.state-changed" | "thread.follow-up-due" | "webhook.disabled")[];
             mailboxAddresses?: string[];
         };
         GetApiMailboxWebhooksData: {

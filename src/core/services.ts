@@ -252,7 +252,7 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
-    threads: new ThreadStateService(db, cursors, clock),
+    threads: new ThreadStateService(db, cursors, clock, bus, log),
     followUps: new FollowUps(db, bus, clock, log),
     approvalStore,
     audit: new AuditService(db, auditStore, cursors),

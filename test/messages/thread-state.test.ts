@@ -147,6 +147,26 @@ describe('thread state', () => {
     expect(cleared.body.data.followUpAtTs).toBeNull();
   });
 
+  it('GET /api/threads/{threadId} carries the state, and a PUT makes its cached copy stale (thread.state-changed)', async () => {
+    const { a } = await twoMailboxes(server);
+    const sent = await sentThread(a.token);
+    const first = await server.api(a.token).get(`/api/threads/${sent.threadId}`);
+    expect(first.body.data).toMatchObject({
+      state: 'awaiting_reply',
+      awaitingReplySinceTs: sent.queuedAtTs,
+      followUpAtTs: null,
+    });
+    const etag = first.headers.get('etag')!;
+    expect(etag).toBeTruthy();
+    await server.api(a.token).put(`/api/threads/${sent.threadId}/state`, { state: 'closed' });
+    const again = await server.api(a.token).get(`/api/threads/${sent.threadId}`, { 'if-none-match': etag });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ state: 'closed', awaitingReplySinceTs: null });
+    const [event] =
+      await q`select payload from mailbox_event where mailbox_id = ${a.mailboxId} and type = 'thread.state-changed'`;
+    expect(event.payload.data).toMatchObject({ threadId: sent.threadId, state: 'closed' });
+  });
+
   it('thread.follow-up-due: once, on Socket.IO and webhooks, when followUpAt passes still awaiting_reply', async () => {
     const { domain, a } = await twoMailboxes(server);
     const registered = await server.api(domain.token).post('/api/domain/webhooks', {
@@ -184,12 +204,10 @@ describe('thread state', () => {
   it('an answer before followUpAt cancels the follow-up', async () => {
     const { a } = await twoMailboxes(server);
     const sent = await sentThread(a.token);
-    await server
-      .api(a.token)
-      .put(`/api/threads/${sent.threadId}/state`, {
-        state: 'awaiting_reply',
-        followUpAtTs: clock.now().getTime() + HOUR,
-      });
+    await server.api(a.token).put(`/api/threads/${sent.threadId}/state`, {
+      state: 'awaiting_reply',
+      followUpAtTs: clock.now().getTime() + HOUR,
+    });
     await answer(a.mailboxId, sent.internetMessageId, 'cancel');
     clock.advance(2 * HOUR);
     await server.runtime.services.followUps.emitDue();

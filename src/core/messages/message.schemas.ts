@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { limitSchema } from '../paging/cursor.js';
+import { threadStateSchema } from './thread-state.schemas.js';
 
 // ---- inputs: the HTTP routes validate with the pieces, MCP tools with the composed inputs ----
 
@@ -145,6 +146,10 @@ export const threadViewSchema = z.object({
   mailboxId: z.string(),
   subject: z.string(),
   createdAtTs: ts,
+  /** Workflow state (docs/workflow.md, "Thread state"). */
+  state: threadStateSchema,
+  awaitingReplySinceTs: ts.nullable(),
+  followUpAtTs: ts.nullable(),
   /** Oldest first, soft-deleted messages left out. */
   messages: z.array(messageDetailSchema),
 });

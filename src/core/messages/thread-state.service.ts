@@ -5,7 +5,10 @@ import type { Principal } from '../auth/principal.js';
 import { requireScope, resolveMailbox, visibilityOf } from '../auth/access.js';
 import type { CursorCodec, Page } from '../paging/cursor.js';
 import type { Clock } from '../time.js';
-import { ms } from '../../storage/database.js';
+import { ms, sql } from '../../storage/database.js';
+import type { EventBus } from '../../storage/event-bus.js';
+import type { Logger } from '../logger.js';
+import { appendEvent } from '../events/event-log.js';
 import type { ListThreadsInput, SetThreadStateBody, ThreadSummary } from './thread-state.schemas.js';
 import { threadPage, toThreadSummary, visibleThread, writeThreadState } from './thread-state.store.js';
 
@@ -17,6 +20,8 @@ export class ThreadStateService {
     private readonly db: Database,
     private readonly cursors: CursorCodec,
     private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly log: Logger,
   ) {}
 
   /** GET /api/threads, MCP list_threads: most recent activity first, paged like messages. */
@@ -53,9 +58,18 @@ export class ThreadStateService {
       throw new AppError('VALIDATION_FAILED', 'mailboxAddress: differs from the mailbox of the thread.');
     const followUpAt =
       input.followUpAtTs === undefined ? undefined : input.followUpAtTs === null ? null : new Date(input.followUpAtTs);
-    await this.db.tx((trx) => writeThreadState(trx, thread.id, input.state, followUpAt, this.clock.now()));
-    const updated = await visibleThread(this.db, visibilityOf(principal), threadId);
-    if (!updated) throw notFound('Thread');
-    return toThreadSummary(updated);
+    const now = this.clock.now();
+    // With its event, which also moves the mailbox's change sequence: a cached GET of the thread is stale now.
+    const { summary, event } = await this.db.tx(async (trx) => {
+      await sql`select 1 from mailbox where id = ${thread.mailbox_id} for update`.execute(trx);
+      const row = await writeThreadState(trx, thread.id, input.state, followUpAt, now);
+      const { mailboxAddress: _omit, ...data } = toThreadSummary(row);
+      return {
+        summary: toThreadSummary(row),
+        event: await appendEvent(trx, thread.mailbox_id, 'thread.state-changed', data, now),
+      };
+    });
+    await this.bus.publish([event]).catch((err) => this.log.warn('events.publish_failed', { err }));
+    return summary;
   }
 }

@@ -76,13 +76,15 @@ export async function writeThreadState(
   state: ThreadState,
   followUpAt: Date | null | undefined,
   now: Date,
-): Promise<void> {
+): Promise<ThreadStateRow> {
   const given = followUpAt !== undefined;
-  await sql`update thread set
+  const updated = await sql<ThreadStateRow>`update thread t set
       awaiting_reply_since = case when ${state}::text <> 'awaiting_reply' then null
         when state = 'awaiting_reply' then coalesce(awaiting_reply_since, ${now}) else ${now} end,
       state = ${state},
       follow_up_at = case when ${given}::boolean then ${followUpAt ?? null}::timestamptz else follow_up_at end,
       follow_up_notified_at = case when ${given}::boolean then null else follow_up_notified_at end
-    where id = ${threadId}`.execute(trx);
+    from mailbox mb where t.id = ${threadId} and mb.id = t.mailbox_id
+    returning ${COLUMNS}`.execute(trx);
+  return updated.rows[0]!;
 }
