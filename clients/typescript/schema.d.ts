@@ -72,6 +72,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Threads of the mailbox, most recent activity first, optionally by state; keyset-paged. */
+        get: operations["getApiThreads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/threads/{threadId}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set a thread's workflow state and follow-up time (MailboxSend). */
+        put: operations["putApiThreadsThreadIdState"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages": {
         parameters: {
             query?: never;
@@ -220,6 +254,23 @@ export interface paths {
         put?: never;
         /** Queue a reply in the parent's thread (202). Honours Idempotency-Key. */
         post: operations["postApiMessagesMessageIdReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{messageId}/forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forward a message to new recipients with its attachments, in a new thread (202). Honours Idempotency-Key. */
+        post: operations["postApiMessagesMessageIdForward"];
         delete?: never;
         options?: never;
         head?: never;
@@ -895,6 +946,42 @@ export interface components {
             }[];
             nextCursor: string | null;
         };
+        GetApiThreadsData: {
+            items: {
+                threadId: string;
+                mailboxId: string;
+                mailboxAddress: string;
+                subject: string;
+                /** @enum {string} */
+                state: "open" | "awaiting_reply" | "needs_human" | "closed";
+                awaitingReplySinceTs: number | null;
+                followUpAtTs: number | null;
+                followUpNotifiedAtTs: number | null;
+                lastMessageAtTs: number;
+                createdAtTs: number;
+            }[];
+            nextCursor: string | null;
+            totalCount: number;
+        };
+        PutApiThreadsThreadIdStateData: {
+            threadId: string;
+            mailboxId: string;
+            mailboxAddress: string;
+            subject: string;
+            /** @enum {string} */
+            state: "open" | "awaiting_reply" | "needs_human" | "closed";
+            awaitingReplySinceTs: number | null;
+            followUpAtTs: number | null;
+            followUpNotifiedAtTs: number | null;
+            lastMessageAtTs: number;
+            createdAtTs: number;
+        };
+        PutApiThreadsThreadIdStateBody: {
+            /** @enum {string} */
+            state: "open" | "awaiting_reply" | "needs_human" | "closed";
+            followUpAtTs?: number | null;
+            mailboxAddress?: string;
+        };
         GetApiMessagesData: {
             items: {
                 messageId: string;
@@ -1059,6 +1146,10 @@ export interface components {
             mailboxId: string;
             subject: string;
             createdAtTs: number;
+            /** @enum {string} */
+            state: "open" | "awaiting_reply" | "needs_human" | "closed";
+            awaitingReplySinceTs: number | null;
+            followUpAtTs: number | null;
             messages: {
                 messageId: string;
                 receiptId: string;
@@ -1163,6 +1254,25 @@ export interface components {
             bodyText?: string;
             bodyHtml?: string;
             toAddress?: string | string[];
+            subject?: string;
+            /** @default false */
+            replyAll: boolean;
+        };
+        PostApiMessagesMessageIdForwardData: {
+            messageId: string;
+            threadId: string;
+            /** @enum {string} */
+            status: "queued" | "pending_approval";
+            queuedAtTs: number;
+        };
+        PostApiMessagesMessageIdForwardBody: {
+            mailboxAddress?: string;
+            ccAddresses?: string[];
+            bccAddresses?: string[];
+            attachmentIds?: string[];
+            bodyText?: string;
+            bodyHtml?: string;
+            toAddress: string | string[];
             subject?: string;
         };
         PostApiMessagesAttachmentsData: {
@@ -1421,7 +1531,7 @@ export interface components {
             items: {
                 eventId: string;
                 /** @enum {string} */
-                type: "message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "webhook.disabled";
+                type: "message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.state-changed" | "thread.follow-up-due" | "webhook.disabled";
                 mailboxId: string;
                 mailboxAddress: string;
                 occurredAtTs: number;
@@ -1683,7 +1793,7 @@ export interface components {
         };
         PostApiDomainWebhooksBody: {
             url: string;
-            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "webhook.disabled")[];
+            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.state-changed" | "thread.follow-up-due" | "webhook.disabled")[];
             mailboxAddresses?: string[];
         };
         GetApiDomainWebhooksData: {
@@ -1726,7 +1836,7 @@ export interface components {
         };
         PostApiMailboxWebhooksBody: {
             url: string;
-            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "webhook.disabled")[];
+            eventTypes?: ("message.received" | "message.sent" | "message.delivery" | "message.read-state" | "message.deleted" | "message.approval-required" | "message.approved" | "message.rejected" | "thread.state-changed" | "thread.follow-up-due" | "webhook.disabled")[];
             mailboxAddresses?: string[];
         };
         GetApiMailboxWebhooksData: {
@@ -2058,6 +2168,104 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiThreads: {
+        parameters: {
+            query?: {
+                mailboxAddress?: string;
+                state?: "open" | "awaiting_reply" | "needs_human" | "closed";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GetApiThreadsData"];
+                        /** @description The HTTP status, repeated. */
+                        code: number;
+                        /**
+                         * @description Stable error code from the catalog (docs/api.md, "Errors"); null on success.
+                         * @enum {string|null}
+                         */
+                        errorCode: "VALIDATION_FAILED" | "MAILBOX_ADDRESS_INVALID" | "MAILBOX_ADDRESS_REQUIRED" | "MAILBOX_ADDRESS_FORBIDDEN" | "CURSOR_INVALID" | "REPLY_MAILBOX_MISMATCH" | "ATTACHMENT_FORM_INVALID" | "ATTACHMENT_UNKNOWN" | "SCOPE_NOT_GRANTABLE" | "EXPIRY_INVALID" | "TOKEN_IN_URL" | "JSON_INVALID" | "TEXT_INVALID" | "HTTP_MALFORMED" | "HTTP_HEADERS_TOO_LARGE" | "HTTP_REQUEST_TIMEOUT" | "UNAUTHENTICATED" | "SMTP_PASSWORD_NOT_TOKEN" | "LOGIN_FAILED" | "SCOPE_MISSING" | "TOKEN_KIND_FORBIDDEN" | "DOMAIN_FORBIDDEN" | "ORIGIN_FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "MAILBOX_EXISTS" | "TOKEN_NOT_REVEALABLE" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "LOGIN_THROTTLED" | "LOGIN_BUSY" | "TOO_MANY_SOCKETS" | "TOO_MANY_WAITS" | "TOO_MANY_REPLAYS" | "UPLOADS_PENDING_LIMIT" | "QUOTA_EXCEEDED" | "AUTH_THROTTLED" | "AUTH_REQUIRED" | "AUTH_UNAVAILABLE" | "SENDER_NOT_IDENTITY" | "FROM_HEADER_INVALID" | "HOSTED_SENDER_UNSIGNED" | "RELAY_DENIED" | "MAILBOX_UNKNOWN" | "TOO_MANY_RECIPIENTS" | "TOO_MANY_CONNECTIONS" | "BARE_LINE_ENDING" | "HEADER_LIMIT" | "MIME_LIMIT" | "STARTTLS_REQUIRED" | "COMMAND_TOO_LONG" | "SESSION_TIMEOUT" | "SHUTTING_DOWN" | "ACCESS_REVOKED" | "EVENT_LOG_UNAVAILABLE" | "POLICY_NOT_WITHIN_PARENT" | "POLICY_RECIPIENT_REFUSED" | "POLICY_LIMIT_EXCEEDED" | "AUTO_REPLY_REFUSED" | "AUTO_REPLY_LIMITED" | "APPROVAL_NOT_PENDING" | "APPROVAL_CONFLICT" | "SEARCH_QUERY_INVALID" | "ATTACHMENT_TEXT_UNSUPPORTED" | "ATTACHMENT_TEXT_TOO_LARGE" | "ATTACHMENT_TEXT_FAILED" | "WEBHOOK_URL_INVALID" | "INTERNAL" | "UNAVAILABLE" | null;
+                        /** @description Reason phrase of the status. */
+                        msg: string | null;
+                        /** @description Null on success; a sentence saying what went wrong on errors. */
+                        errMsg: string | null;
+                        /** @description W3C trace id of the request (also in the traceparent header). */
+                        tid: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    putApiThreadsThreadIdState: {
+        parameters: {
+            query?: {
+                mailboxAddress?: string;
+            };
+            header?: never;
+            path: {
+                threadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutApiThreadsThreadIdStateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PutApiThreadsThreadIdStateData"];
+                        /** @description The HTTP status, repeated. */
+                        code: number;
+                        /**
+                         * @description Stable error code from the catalog (docs/api.md, "Errors"); null on success.
+                         * @enum {string|null}
+                         */
+                        errorCode: "VALIDATION_FAILED" | "MAILBOX_ADDRESS_INVALID" | "MAILBOX_ADDRESS_REQUIRED" | "MAILBOX_ADDRESS_FORBIDDEN" | "CURSOR_INVALID" | "REPLY_MAILBOX_MISMATCH" | "ATTACHMENT_FORM_INVALID" | "ATTACHMENT_UNKNOWN" | "SCOPE_NOT_GRANTABLE" | "EXPIRY_INVALID" | "TOKEN_IN_URL" | "JSON_INVALID" | "TEXT_INVALID" | "HTTP_MALFORMED" | "HTTP_HEADERS_TOO_LARGE" | "HTTP_REQUEST_TIMEOUT" | "UNAUTHENTICATED" | "SMTP_PASSWORD_NOT_TOKEN" | "LOGIN_FAILED" | "SCOPE_MISSING" | "TOKEN_KIND_FORBIDDEN" | "DOMAIN_FORBIDDEN" | "ORIGIN_FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "MAILBOX_EXISTS" | "TOKEN_NOT_REVEALABLE" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "LOGIN_THROTTLED" | "LOGIN_BUSY" | "TOO_MANY_SOCKETS" | "TOO_MANY_WAITS" | "TOO_MANY_REPLAYS" | "UPLOADS_PENDING_LIMIT" | "QUOTA_EXCEEDED" | "AUTH_THROTTLED" | "AUTH_REQUIRED" | "AUTH_UNAVAILABLE" | "SENDER_NOT_IDENTITY" | "FROM_HEADER_INVALID" | "HOSTED_SENDER_UNSIGNED" | "RELAY_DENIED" | "MAILBOX_UNKNOWN" | "TOO_MANY_RECIPIENTS" | "TOO_MANY_CONNECTIONS" | "BARE_LINE_ENDING" | "HEADER_LIMIT" | "MIME_LIMIT" | "STARTTLS_REQUIRED" | "COMMAND_TOO_LONG" | "SESSION_TIMEOUT" | "SHUTTING_DOWN" | "ACCESS_REVOKED" | "EVENT_LOG_UNAVAILABLE" | "POLICY_NOT_WITHIN_PARENT" | "POLICY_RECIPIENT_REFUSED" | "POLICY_LIMIT_EXCEEDED" | "AUTO_REPLY_REFUSED" | "AUTO_REPLY_LIMITED" | "APPROVAL_NOT_PENDING" | "APPROVAL_CONFLICT" | "SEARCH_QUERY_INVALID" | "ATTACHMENT_TEXT_UNSUPPORTED" | "ATTACHMENT_TEXT_TOO_LARGE" | "ATTACHMENT_TEXT_FAILED" | "WEBHOOK_URL_INVALID" | "INTERNAL" | "UNAVAILABLE" | null;
+                        /** @description Reason phrase of the status. */
+                        msg: string | null;
+                        /** @description Null on success; a sentence saying what went wrong on errors. */
+                        errMsg: string | null;
+                        /** @description W3C trace id of the request (also in the traceparent header). */
+                        tid: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
@@ -2541,6 +2749,60 @@ export interface operations {
                          * @enum {string|null}
                          */
                         errorCode: "VALIDATION_FAILED" | "MAILBOX_ADDRESS_INVALID" | "MAILBOX_ADDRESS_REQUIRED" | "MAILBOX_ADDRESS_FORBIDDEN" | "CURSOR_INVALID" | "REPLY_MAILBOX_MISMATCH" | "ATTACHMENT_FORM_INVALID" | "ATTACHMENT_UNKNOWN" | "SCOPE_NOT_GRANTABLE" | "EXPIRY_INVALID" | "TOKEN_IN_URL" | "JSON_INVALID" | "TEXT_INVALID" | "HTTP_MALFORMED" | "HTTP_HEADERS_TOO_LARGE" | "HTTP_REQUEST_TIMEOUT" | "UNAUTHENTICATED" | "SMTP_PASSWORD_NOT_TOKEN" | "LOGIN_FAILED" | "SCOPE_MISSING" | "TOKEN_KIND_FORBIDDEN" | "DOMAIN_FORBIDDEN" | "ORIGIN_FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "MAILBOX_EXISTS" | "TOKEN_NOT_REVEALABLE" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "LOGIN_THROTTLED" | "LOGIN_BUSY" | "TOO_MANY_SOCKETS" | "TOO_MANY_WAITS" | "TOO_MANY_REPLAYS" | "UPLOADS_PENDING_LIMIT" | "QUOTA_EXCEEDED" | "AUTH_THROTTLED" | "AUTH_REQUIRED" | "AUTH_UNAVAILABLE" | "SENDER_NOT_IDENTITY" | "FROM_HEADER_INVALID" | "HOSTED_SENDER_UNSIGNED" | "RELAY_DENIED" | "MAILBOX_UNKNOWN" | "TOO_MANY_RECIPIENTS" | "TOO_MANY_CONNECTIONS" | "BARE_LINE_ENDING" | "LINE_TOO_LONG" | "UNSUPPORTED_PARAMETER" | "UTF8_ADDRESS_WITHOUT_SMTPUTF8" | "HEADER_LIMIT" | "MIME_LIMIT" | "STARTTLS_REQUIRED" | "COMMAND_TOO_LONG" | "SESSION_TIMEOUT" | "SHUTTING_DOWN" | "ACCESS_REVOKED" | "EVENT_LOG_UNAVAILABLE" | "POLICY_NOT_WITHIN_PARENT" | "POLICY_RECIPIENT_REFUSED" | "POLICY_LIMIT_EXCEEDED" | "AUTO_REPLY_REFUSED" | "AUTO_REPLY_LIMITED" | "APPROVAL_NOT_PENDING" | "APPROVAL_CONFLICT" | "SEARCH_QUERY_INVALID" | "ATTACHMENT_TEXT_UNSUPPORTED" | "ATTACHMENT_TEXT_TOO_LARGE" | "ATTACHMENT_TEXT_FAILED" | "WEBHOOK_URL_INVALID" | "INTERNAL" | "UNAVAILABLE" | null;
+                        /** @description Reason phrase of the status. */
+                        msg: string | null;
+                        /** @description Null on success; a sentence saying what went wrong on errors. */
+                        errMsg: string | null;
+                        /** @description W3C trace id of the request (also in the traceparent header). */
+                        tid: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiMessagesMessageIdForward: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opaque client key (1-200 visible ASCII characters), kept per mailbox: a retry with the same key and request answers the first 202 instead of sending again; the same key with another request is 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostApiMessagesMessageIdForwardBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PostApiMessagesMessageIdForwardData"];
+                        /** @description The HTTP status, repeated. */
+                        code: number;
+                        /**
+                         * @description Stable error code from the catalog (docs/api.md, "Errors"); null on success.
+                         * @enum {string|null}
+                         */
+                        errorCode: "VALIDATION_FAILED" | "MAILBOX_ADDRESS_INVALID" | "MAILBOX_ADDRESS_REQUIRED" | "MAILBOX_ADDRESS_FORBIDDEN" | "CURSOR_INVALID" | "REPLY_MAILBOX_MISMATCH" | "ATTACHMENT_FORM_INVALID" | "ATTACHMENT_UNKNOWN" | "SCOPE_NOT_GRANTABLE" | "EXPIRY_INVALID" | "TOKEN_IN_URL" | "JSON_INVALID" | "TEXT_INVALID" | "HTTP_MALFORMED" | "HTTP_HEADERS_TOO_LARGE" | "HTTP_REQUEST_TIMEOUT" | "UNAUTHENTICATED" | "SMTP_PASSWORD_NOT_TOKEN" | "LOGIN_FAILED" | "SCOPE_MISSING" | "TOKEN_KIND_FORBIDDEN" | "DOMAIN_FORBIDDEN" | "ORIGIN_FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "MAILBOX_EXISTS" | "TOKEN_NOT_REVEALABLE" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "LOGIN_THROTTLED" | "LOGIN_BUSY" | "TOO_MANY_SOCKETS" | "TOO_MANY_WAITS" | "TOO_MANY_REPLAYS" | "UPLOADS_PENDING_LIMIT" | "QUOTA_EXCEEDED" | "AUTH_THROTTLED" | "AUTH_REQUIRED" | "AUTH_UNAVAILABLE" | "SENDER_NOT_IDENTITY" | "FROM_HEADER_INVALID" | "HOSTED_SENDER_UNSIGNED" | "RELAY_DENIED" | "MAILBOX_UNKNOWN" | "TOO_MANY_RECIPIENTS" | "TOO_MANY_CONNECTIONS" | "BARE_LINE_ENDING" | "HEADER_LIMIT" | "MIME_LIMIT" | "STARTTLS_REQUIRED" | "COMMAND_TOO_LONG" | "SESSION_TIMEOUT" | "SHUTTING_DOWN" | "ACCESS_REVOKED" | "EVENT_LOG_UNAVAILABLE" | "POLICY_NOT_WITHIN_PARENT" | "POLICY_RECIPIENT_REFUSED" | "POLICY_LIMIT_EXCEEDED" | "AUTO_REPLY_REFUSED" | "AUTO_REPLY_LIMITED" | "APPROVAL_NOT_PENDING" | "APPROVAL_CONFLICT" | "SEARCH_QUERY_INVALID" | "ATTACHMENT_TEXT_UNSUPPORTED" | "ATTACHMENT_TEXT_TOO_LARGE" | "ATTACHMENT_TEXT_FAILED" | "WEBHOOK_URL_INVALID" | "INTERNAL" | "UNAVAILABLE" | null;
                         /** @description Reason phrase of the status. */
                         msg: string | null;
                         /** @description Null on success; a sentence saying what went wrong on errors. */

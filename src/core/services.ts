@@ -43,6 +43,8 @@ import { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
 import { StorageService } from './quota/storage.service.js';
+import { ThreadStateService } from './messages/thread-state.service.js';
+import { FollowUps } from './messages/follow-up.js';
 
 /** Everything a channel may call. Built once by the composition root. */
 export interface Services {
@@ -107,6 +109,10 @@ export interface Services {
   webhookCipher: TokenCipher;
   /** Storage quota routes (mailbox and domain). */
   storage: StorageService;
+  /** Thread workflow state: list by state, set (HTTP /api/threads, MCP list_threads / set_thread_state). */
+  threads: ThreadStateService;
+  /** The worker's thread.follow-up-due emission. */
+  followUps: FollowUps;
 }
 
 export interface CoreDeps {
@@ -250,6 +256,8 @@ export function createServices(deps: CoreDeps): Services {
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
     screeningRelease: new ScreeningReleaseService(db, auditStore, bus, clock, log),
+    threads: new ThreadStateService(db, cursors, clock, bus, log),
+    followUps: new FollowUps(db, bus, clock, log),
     approvalStore,
     audit: new AuditService(db, auditStore, cursors),
     auditStore,

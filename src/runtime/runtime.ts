@@ -17,6 +17,7 @@ import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/resources/resource-runtime.js';
 import { startEventSweeper } from '../core/events/event-sweeper.js';
 import { startPolicySweeper } from '../core/policy/policy-sweeper.js';
+import { startFollowUps } from '../core/messages/follow-up.js';
 import { startSearchIndexer } from '../core/search/search-indexer.js';
 import { startReplyTextBackfill } from '../core/extraction/reply-text-backfill.js';
 import { StorageSweeper, startStorageSweeper } from '../core/housekeeping/storage-sweeper.js';
@@ -207,6 +208,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     closers.push(() => webhookWorker.stop());
     const eventSweeper = startEventSweeper(services.events, log);
     closers.push(() => eventSweeper.stop());
+    const followUps = startFollowUps(services.followUps, log, config.WORKER_POLL_INTERVAL);
+    closers.push(() => followUps.stop());
     const policySweeper = startPolicySweeper(services.approvals, services.auditStore, clock, log, {
       auditRetentionMs: config.EVENT_RETENTION,
     });

@@ -193,6 +193,7 @@ export interface Message {
   read_at: DbTimestamp | null;
   received_at: DbTimestamp | null;
   references_header: string[];
+  reply_to_addresses: Generated<string[]>;
   request_hash: string | null;
   screening: DbJson | null;
   screening_held: Generated<boolean>;
@@ -260,10 +261,14 @@ export interface SubmissionQueue {
 }
 
 export interface Thread {
+  awaiting_reply_since: DbTimestamp | null;
   created_at: DbTimestamp;
+  follow_up_at: DbTimestamp | null;
+  follow_up_notified_at: DbTimestamp | null;
   id: string;
   last_message_at: DbTimestamp;
   mailbox_id: string;
+  state: Generated<string>;
   subject: Generated<string>;
 }
 

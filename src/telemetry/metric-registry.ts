@@ -34,7 +34,7 @@ export const smtpMessages = new Counter({
 });
 export const deliveryOutcomes = new Counter({
   name: 'mailbox_delivery_outcomes_total',
-  help: 'Per-recipient delivery attempts by route (local, relay, mx; inbound: port 25 queue) and result',
+  help: 'Per-recipient delivery attempts by route (local, relay, mx, simulator; inbound: port 25 queue) and result',
   labelNames: ['route', 'result'] as const,
   registers: [registry],
 });

@@ -11,6 +11,10 @@ export const EVENT_TYPES = [
   'message.approval-required',
   'message.approved',
   'message.rejected',
+  /** A thread's workflow state was set by PUT /api/threads/{threadId}/state (docs/workflow.md). */
+  'thread.state-changed',
+  /** A thread still awaiting_reply reached its followUpAt (docs/workflow.md, "Follow-ups"). */
+  'thread.follow-up-due',
   /** A webhook was disabled after failing for WEBHOOK_DISABLE_AFTER (docs/api.md, "Webhooks"). */
   'webhook.disabled',
 ] as const;

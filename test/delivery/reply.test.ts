@@ -72,7 +72,7 @@ describe('POST /api/messages/{messageId}/reply', () => {
     });
   });
 
-  it('takes an explicit subject, toAddress and cc', async () => {
+  it('takes an explicit subject (with one "Re: "), toAddress and cc', async () => {
     const { a } = await twoMailboxes(server);
     const stored = await inboundInto(a.mailboxId);
     const reply = await server.api(a.token).post(`/api/messages/${stored.messageId}/reply`, {
@@ -85,7 +85,7 @@ describe('POST /api/messages/{messageId}/reply', () => {
     const [row] =
       await q`select subject, to_addresses, cc_addresses from message where id = ${reply.body.data.messageId}`;
     expect(row).toEqual({
-      subject: 'Different',
+      subject: 'Re: Different',
       to_addresses: ['other@external.example'],
       cc_addresses: ['carol@external.example'],
     });

@@ -185,6 +185,27 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 404,
     otherMailbox: 404,
   },
+  'POST /api/messages/:messageId/forward': {
+    build: async (w) => ({
+      path: `/api/messages/${(await message(w)).messageId}/forward`,
+      json: { mailboxAddress: w.t.A1.address, toAddress: 'someone@remote.example', bodyText: 'FYI' },
+    }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
+  'GET /api/threads': {
+    build: async (w) => ({ path: '/api/threads', query: { mailboxAddress: w.t.A1.address, state: 'open' } }),
+    foreignDomain: 404,
+    otherMailbox: 400,
+  },
+  'PUT /api/threads/:threadId/state': {
+    build: async (w) => ({
+      path: `/api/threads/${(await message(w)).threadId}/state`,
+      json: { mailboxAddress: w.t.A1.address, state: 'needs_human' },
+    }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
   'POST /api/messages/attachments': {
     build: async (w) => ({
       path: '/api/messages/attachments',

@@ -15,16 +15,39 @@ export async function messagesByInternetIds(
   ).rows;
 }
 
-/** Opens a thread for a message that continues none. */
+/**
+ * Opens a thread for a message that continues none. Its workflow state follows the message
+ * (docs/workflow.md, "Thread state"): a sent one awaits a reply, a received one is open.
+ */
 export async function createThread(
   trx: Sql,
-  thread: { id: string; mailboxId: string; subject: string; at: Date },
+  thread: { id: string; mailboxId: string; subject: string; at: Date; direction: 'inbound' | 'outbound' },
 ): Promise<void> {
-  await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at)
-    values (${thread.id}, ${thread.mailboxId}, ${thread.subject}, ${thread.at}, ${thread.at})`.execute(trx);
+  const outbound = thread.direction === 'outbound';
+  await sql`insert into thread (id, mailbox_id, subject, created_at, last_message_at, state, awaiting_reply_since)
+    values (${thread.id}, ${thread.mailboxId}, ${thread.subject}, ${thread.at}, ${thread.at},
+      ${outbound ? 'awaiting_reply' : 'open'}, ${outbound ? thread.at : null})`.execute(trx);
 }
 
-/** Moves a thread's last activity forward (never back, for late-arriving messages). */
-export async function touchThread(trx: Sql, threadId: string, at: Date): Promise<void> {
-  await sql`update thread set last_message_at = greatest(last_message_at, ${at}) where id = ${threadId}`.execute(trx);
+/**
+ * A message joins a thread: its last activity moves forward (never back, for late-arriving
+ * messages), and its workflow state follows the message. Sending sets awaiting_reply (since the
+ * first unanswered send: an earlier start is kept); receiving sets open and ends the wait and its
+ * follow-up, because the answer came.
+ */
+export async function touchThread(
+  trx: Sql,
+  threadId: string,
+  at: Date,
+  direction: 'inbound' | 'outbound',
+): Promise<void> {
+  if (direction === 'outbound')
+    await sql`update thread set last_message_at = greatest(last_message_at, ${at}),
+      awaiting_reply_since = case when state = 'awaiting_reply' then coalesce(awaiting_reply_since, ${at}) else ${at} end,
+      state = 'awaiting_reply'
+      where id = ${threadId}`.execute(trx);
+  else
+    await sql`update thread set last_message_at = greatest(last_message_at, ${at}), state = 'open',
+      awaiting_reply_since = null, follow_up_at = null, follow_up_notified_at = null
+      where id = ${threadId}`.execute(trx);
 }

@@ -31,6 +31,8 @@ export interface ParsedMessage {
   from: MailAddress[];
   to: string[];
   cc: string[];
+  /** Reply-To addresses (RFC 5322 §3.6.2): where replies go instead of From. */
+  replyTo: string[];
   messageId: string | null;
   inReplyTo: string | null;
   references: string[];
@@ -193,6 +195,7 @@ function toParsed(
     from: mailboxes(headers.get('from')),
     to: mailboxes(headers.get('to')).map((a) => a.address),
     cc: mailboxes(headers.get('cc')).map((a) => a.address),
+    replyTo: mailboxes(headers.get('reply-to')).map((a) => a.address),
     messageId: firstString(headers.get('message-id')),
     inReplyTo: firstString(headers.get('in-reply-to')),
     references: stringList(headers.get('references')),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { limitSchema } from '../paging/cursor.js';
 import { screeningViewSchema } from '../screening/screening.schemas.js';
+import { threadStateSchema } from './thread-state.schemas.js';
 
 // ---- inputs: the HTTP routes validate with the pieces, MCP tools with the composed inputs ----
 
@@ -153,6 +154,10 @@ export const threadViewSchema = z.object({
   mailboxId: z.string(),
   subject: z.string(),
   createdAtTs: ts,
+  /** Workflow state (docs/workflow.md, "Thread state"). */
+  state: threadStateSchema,
+  awaitingReplySinceTs: ts.nullable(),
+  followUpAtTs: ts.nullable(),
   /** Oldest first, soft-deleted messages left out. */
   messages: z.array(messageDetailSchema),
 });

@@ -182,6 +182,9 @@ export class MessageService {
       mailboxId: thread.mailbox_id,
       subject: thread.subject,
       createdAtTs: ms(thread.created_at)!,
+      state: thread.state as ThreadView['state'],
+      awaitingReplySinceTs: ms(thread.awaiting_reply_since),
+      followUpAtTs: ms(thread.follow_up_at),
       messages: await this.details(rows),
     };
   }

@@ -71,7 +71,10 @@ export type AttachmentRow = Narrow<
   { message_id: string }
 >;
 
-export type ThreadRow = Row<'thread', 'id' | 'mailbox_id' | 'subject' | 'created_at'>;
+export type ThreadRow = Row<
+  'thread',
+  'id' | 'mailbox_id' | 'subject' | 'created_at' | 'state' | 'awaiting_reply_since' | 'follow_up_at'
+>;
 
 /** origin and authenticated of a summary (docs/contract.md, "Sender integrity and inbound trust"), from m. */
 export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
@@ -191,7 +194,7 @@ export async function lockMessages(trx: Sql, v: Visibility, ids: readonly string
 
 export async function findThread(db: Sql, v: Visibility, threadId: string): Promise<ThreadRow | undefined> {
   return (
-    await sql<ThreadRow>`select t.id, t.mailbox_id, t.subject, t.created_at from thread t join mailbox mb on mb.id = t.mailbox_id
+    await sql<ThreadRow>`select t.id, t.mailbox_id, t.subject, t.created_at, t.state, t.awaiting_reply_since, t.follow_up_at from thread t join mailbox mb on mb.id = t.mailbox_id
     where t.id = ${threadId} and ${visible(v)}`.execute(db)
   ).rows[0];
 }

@@ -5,12 +5,35 @@ import { MailboxEntity } from './mailbox.entity.js';
 export const ThreadEntity = defineEntity({
   name: 'Thread',
   tableName: 'thread',
+  // Thread workflow state (migration 20270407000000): the state list and the follow-up due scan.
+  indexes: [
+    {
+      name: 'thread_state_list_idx',
+      expression:
+        'create index "thread_state_list_idx" on "thread" ("mailbox_id", "state", "last_message_at" desc, "id" desc)',
+    },
+    {
+      name: 'thread_list_idx',
+      expression: 'create index "thread_list_idx" on "thread" ("mailbox_id", "last_message_at" desc, "id" desc)',
+    },
+    {
+      name: 'thread_follow_up_due_idx',
+      expression:
+        'create index "thread_follow_up_due_idx" on "thread" ("follow_up_at") where "state" = \'awaiting_reply\' and "follow_up_notified_at" is null',
+    },
+  ],
   properties: {
     id: p.string().primary().length(40),
     mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
     subject: p.text().default(''),
     createdAt: p.datetime(3),
     lastMessageAt: p.datetime(3),
+    /** open, awaiting_reply, needs_human or closed (docs/workflow.md, "Thread state"). */
+    state: p.string().length(16).default('open'),
+    awaitingReplySince: p.datetime(3).nullable(),
+    followUpAt: p.datetime(3).nullable(),
+    /** Set with the one thread.follow-up-due event, in its transaction. */
+    followUpNotifiedAt: p.datetime(3).nullable(),
   },
 });
 
@@ -91,6 +114,8 @@ export const MessageEntity = defineEntity({
     fromDisplayName: p.string().length(200).default(''),
     toAddresses: p.array(),
     ccAddresses: p.array(),
+    /** Reply-To of an inbound message: where a reply-all goes instead of the sender (migration 20270406000000). */
+    replyToAddresses: p.array().defaultRaw("'{}'"),
     bccAddresses: p.array(),
     mailboxAddress: p.string().length(320),
     attachmentCount: p.integer().default(0),

@@ -18,6 +18,8 @@ import { Migration20270410000000AttachmentContentId } from './20270410000000-att
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
 import { Migration20270401000000AttachmentTextClaims } from './20270401000000-attachment-text-claims.js';
 import { Migration20270403000000MessageScreening } from './20270403000000-message-screening.js';
+import { Migration20270406000000ReplyTo } from './20270406000000-reply-to.js';
+import { Migration20270407000000ThreadState } from './20270407000000-thread-state.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -40,5 +42,7 @@ export const migrations = [
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
   { name: 'Migration20270401000000AttachmentTextClaims', class: Migration20270401000000AttachmentTextClaims },
   { name: 'Migration20270403000000MessageScreening', class: Migration20270403000000MessageScreening },
+  { name: 'Migration20270406000000ReplyTo', class: Migration20270406000000ReplyTo },
+  { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
 ];

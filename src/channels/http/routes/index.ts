@@ -13,6 +13,7 @@ import { domainWebhookRoutes, mailboxWebhookRoutes } from './webhooks.routes.js'
 import { eventRoutes } from './events.routes.js';
 import { policyRoutes } from './policy.routes.js';
 import { storageRoutes } from './storage.routes.js';
+import { threadRoutes } from './threads.routes.js';
 
 /** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
 export const allRoutes: readonly RouteSpec[] = [
@@ -20,6 +21,7 @@ export const allRoutes: readonly RouteSpec[] = [
   // Before messageRoutes: GET /api/messages/:messageId would otherwise capture /api/messages/wait.
   ...waitRoutes,
   ...searchRoutes,
+  ...threadRoutes,
   ...messageRoutes,
   ...sendRoutes,
   ...tokenRoutes,

@@ -1,6 +1,7 @@
 import { route } from '../route.js';
 import { declaredFileBytes, readUploadForm } from '../upload-form.js';
 import {
+  forwardInputSchema,
   replyInputSchema,
   replyParamsSchema,
   sendAcceptedSchema,
@@ -43,6 +44,25 @@ export const sendRoutes = [
     status: 202,
     handler: ({ principal, params, body, services, ctx }) =>
       services.sending.reply(principal, params.messageId, body, {
+        channel: 'http',
+        idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+      }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/messages/:messageId/forward',
+    summary:
+      'Forward a message to new recipients with its attachments, in a new thread (202). Honours Idempotency-Key.',
+    idempotent: true,
+    auth: 'bearer',
+    scope: 'MailboxSend',
+    tokenKinds: ['mailbox', 'domain'],
+    params: replyParamsSchema,
+    body: forwardInputSchema,
+    response: sendAcceptedSchema,
+    status: 202,
+    handler: ({ principal, params, body, services, ctx }) =>
+      services.sending.forward(principal, params.messageId, body, {
         channel: 'http',
         idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
       }),

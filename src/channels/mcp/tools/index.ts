@@ -15,6 +15,9 @@ import { searchMessagesTool } from './search-messages.js';
 import { getVerificationCodeTool } from './get-verification-code.js';
 import { getAttachmentTool } from './get-attachment.js';
 import { getMailboxStorageTool } from './get-mailbox-storage.js';
+import { forwardMessageTool } from './forward-message.js';
+import { listThreadsTool } from './list-threads.js';
+import { setThreadStateTool } from './set-thread-state.js';
 
 /** Every tool, in the order tools/list shows them. Only upload_attachment depends on config (its size cap). */
 export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
@@ -35,5 +38,8 @@ export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
     getVerificationCodeTool,
     getAttachmentTool,
     getMailboxStorageTool,
+    forwardMessageTool,
+    listThreadsTool,
+    setThreadStateTool,
   ] as unknown as McpTool[];
 }

@@ -45,7 +45,10 @@ export const sendMailTool = defineTool({
   title: 'Send an e-mail',
   description:
     "Send a new e-mail from a mailbox of this service (From is the mailbox's address and display name). Starts a new thread; " +
-    'to answer a message use reply_message instead. ' +
+    'to answer a message use reply_message instead. Sending in a thread sets it awaiting_reply (see list_threads). ' +
+    'To test without real delivery, send to the simulator: delivered@simulator.invalid (delivered), ' +
+    'bounce@simulator.invalid (fails, with a bounce in your mailbox), defer@simulator.invalid (deferred once, then ' +
+    'delivered), suppressed@simulator.invalid (refused as suppressed); nothing leaves the service. ' +
     SEND_LIMITS_NOTE,
   input: describeFields(sendInputSchema, {
     ...OUTGOING_FIELDS,

@@ -8,6 +8,7 @@ import { MAILBOX_FULL_REPLY, deliverLocally, failRecipient, type PendingRecipien
 import { routeRecipient } from '../recipient-routing.js';
 import { deliverExternally, failWithBounce, type TransferDeps, type TransferMessage } from './external-delivery.js';
 import type { LeaseGuard } from './job-lease.js';
+import { isSimulated, simulatorTransport } from './simulator-transport.js';
 
 export interface JobOutcome {
   /** Recipients still waiting for a transport (external addresses while none is configured). */
@@ -47,6 +48,7 @@ export async function deliverMessage(
   const external: PendingRecipient[] = [];
   const unknown: PendingRecipient[] = [];
   const full: PendingRecipient[] = [];
+  const simulated: PendingRecipient[] = [];
   for (const recipient of recipients) {
     const route = await routeRecipient(db, recipient.address);
     if (route.kind === 'local') {
@@ -58,6 +60,7 @@ export async function deliverMessage(
       if (delivered.length) observability().deliveryOutcome('local', 'delivered');
       events.push(...delivered);
     } else if (route.kind === 'unknown-local') unknown.push(recipient);
+    else if (isSimulated(recipient.address)) simulated.push(recipient);
     else external.push(recipient);
   }
   const failed = [
@@ -69,10 +72,19 @@ export async function deliverMessage(
     if (transfer) events.push(...(await failWithBounce(transfer.deps, message, failed, null, at)));
     else for (const f of failed) events.push(...(await failRecipient(db, message, f.recipient, f.reply, at)));
   }
-  if (external.length === 0) return { waiting: 0, events };
-  if (!transfer?.deps.transport) return { waiting: external.length, events };
+  // simulator.invalid: the real delivery path with the simulator as its transport, whatever transport is configured.
+  let simulatedDeferred = 0;
+  if (simulated.length && transfer) {
+    const deps = { ...transfer.deps, transport: simulatorTransport(db, message.id) };
+    const outcome = await deliverExternally(deps, message, simulated, transfer.lease, at);
+    events.push(...outcome.events);
+    simulatedDeferred = outcome.deferred;
+  }
+  const unsimulated = transfer ? 0 : simulated.length;
+  if (external.length === 0) return { waiting: unsimulated, events, deferred: simulatedDeferred };
+  if (!transfer?.deps.transport) return { waiting: external.length + unsimulated, events, deferred: simulatedDeferred };
   const sent = await deliverExternally(transfer.deps, message, external, transfer.lease, at);
-  return { waiting: 0, events: [...events, ...sent.events], deferred: sent.deferred };
+  return { waiting: 0, events: [...events, ...sent.events], deferred: sent.deferred + simulatedDeferred };
 }
 
 async function loadOutbound(db: Database, messageId: string): Promise<TransferMessage | undefined> {

@@ -9,7 +9,8 @@ export type { OutgoingMessage, Outcome } from './smtp-send.js';
 
 /** Sends one message to external recipients; every recipient comes back with an outcome. */
 export interface ExternalTransport {
-  readonly route: 'relay' | 'mx';
+  /** `simulator`: the in-process transport of simulator.invalid (simulator-transport.ts). */
+  readonly route: 'relay' | 'mx' | 'simulator';
   deliver(from: string, recipients: string[], message: OutgoingMessage, signal?: AbortSignal): Promise<Outcome[]>;
 }
 

@@ -117,6 +117,7 @@ export class InboundDelivery {
                   fromDisplayName: from.name,
                   to: m.to,
                   cc: m.cc,
+                  replyTo: m.replyTo,
                   subject: m.subject,
                   bodyText: m.text,
                   bodyHtml: m.html,

@@ -22,6 +22,8 @@ export interface InboundMessage {
   fromDisplayName?: string | null;
   to: string[];
   cc?: string[];
+  /** Reply-To addresses, where a reply-all answers (docs/workflow.md). */
+  replyTo?: string[];
   subject: string;
   bodyText: string | null;
   bodyHtml: string | null;
@@ -123,17 +125,23 @@ export class InboundStore {
     const written = [
       charged,
       parent
-        ? touchThread(trx, threadId, now)
-        : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
+        ? touchThread(trx, threadId, now, 'inbound')
+        : createThread(trx, {
+            id: threadId,
+            mailboxId: m.mailboxId,
+            subject: m.subject,
+            at: now,
+            direction: 'inbound',
+          }),
       // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts);
       // not while held: hostile mail must not make its sender a known contact (docs/screening.md).
       sql`${held ? sql`` : sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})`}
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
-        to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
+        to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
         auth_results, extracted, screening, screening_held, created_at, received_at, sent_at, stored_bytes)
       values (${messageId}, ${m.mailboxId}, ${threadId}, 'inbound', ${m.subject}, ${m.from}, ${fromDisplayName},
-        ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], (select address from mailbox where id = ${m.mailboxId}), ${attachments.length},
+        ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], ${m.replyTo ?? []}::text[], (select address from mailbox where id = ${m.mailboxId}), ${attachments.length},
         ${m.bodyText}, ${m.bodyHtml}, ${bodyFormatOf(m.bodyText, m.bodyHtml)},
         ${m.rawBlobKey ?? null}, ${internetMessageId}, ${inReplyToMessageId}, ${references}::text[], false, null,
         ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb,

@@ -18,6 +18,8 @@ export function requestHash(draft: OutboundDraft): string {
     draft.bodyText,
     draft.bodyHtml,
     [...draft.attachmentIds].sort(),
+    // Only forwards carry it, so the fingerprint of every other request stays what it was.
+    ...(draft.forwardedAttachments?.length ? [draft.forwardedAttachments.map((a) => a.blobKey)] : []),
     draft.internetMessageId ?? null,
     draft.fromAddress ?? null,
   ]);

@@ -3,7 +3,7 @@ import { insertContactsSql } from '../../policy/contacts.store.js';
 import type { MailboxRef } from '../../auth/principal.js';
 import { appendEvent } from '../../events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
-import { claimAttachments } from '../../attachments/attachment.store.js';
+import { claimAttachments, insertAttachment, type AttachmentFile } from '../../attachments/attachment.store.js';
 import { settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
 import type { Col, Narrow, Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../auth/principal.js';
@@ -33,6 +33,8 @@ export interface OutboundDraft {
   bodyText: string | null;
   bodyHtml: string | null;
   attachmentIds: string[];
+  /** Stored attachments copied onto this message (a forward keeps the original's; the blobs are shared). */
+  forwardedAttachments?: readonly AttachmentFile[];
   parent: ReplyParent | null;
   /** Defaults to `<messageId@mailbox-domain>`. */
   internetMessageId?: string | null;
@@ -86,9 +88,12 @@ export async function writeOutbound(
   // after, the lock order every writer here keeps (see local-delivery). Uploads to claim are read
   // under that lock, so a concurrent send claiming the same upload reads after this one commits.
   if (draft.attachmentIds.length > 0) await sql`select 1 from mailbox where id = ${mailbox.id} for update`.execute(trx);
+  const forwarded = draft.forwardedAttachments ?? [];
+  const attachmentCount = draft.attachmentIds.length + forwarded.length;
   const storedBytes =
     (draft.rawSizeBytes ?? 0) +
     bodyBytes(draft.bodyText, draft.bodyHtml) +
+    forwarded.reduce((sum, a) => sum + a.sizeBytes, 0) +
     (await unclaimedBytes(trx, mailbox.id, draft.attachmentIds));
   const messageId = meta.messageId ?? newId(ID_PREFIX.message, at.getTime());
   const threadId = draft.parent ? draft.parent.threadId : newId(ID_PREFIX.thread, at.getTime());
@@ -111,8 +116,8 @@ export async function writeOutbound(
       ? chargeStorage(trx, mailbox.id, storedBytes, { countAs: 'outbound', exempt: meta.quotaExempt === true })
       : settleReservation(trx, mailbox.id, meta.reservedBytes, storedBytes, 'outbound'),
     draft.parent
-      ? touchThread(trx, threadId, at)
-      : createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at }),
+      ? touchThread(trx, threadId, at, 'outbound')
+      : createThread(trx, { id: threadId, mailboxId: mailbox.id, subject: draft.subject, at, direction: 'outbound' }),
     // The sender's own copy is born read: nobody needs to be told about mail they wrote.
     sql`insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
@@ -120,12 +125,13 @@ export async function writeOutbound(
       delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted,
       stored_bytes)
     values (${messageId}, ${mailbox.id}, ${threadId}, 'outbound', ${draft.subject}, ${fromAddress}, ${fromDisplayName},
-      ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${draft.attachmentIds.length},
+      ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${attachmentCount},
       ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
       ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
       ${meta.autoSubmitted ?? null}, ${storedBytes})`.execute(trx),
     claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),
+    ...forwarded.map((a) => insertAttachment(trx, { ...a, mailboxId: mailbox.id, messageId, at })),
     insertRecipients(trx, mailbox.id, messageId, recipientsOf(draft), state, at),
     held ? undefined : insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at),
   ];
@@ -141,7 +147,7 @@ export async function writeOutbound(
       toAddresses: draft.to,
       ccAddresses: draft.cc,
       bccAddresses: draft.bcc,
-      attachmentCount: draft.attachmentIds.length,
+      attachmentCount,
       deliveryStatus: state,
       inReplyToMessageId: draft.parent?.id ?? null,
       origin: 'internal',
@@ -201,6 +207,8 @@ export type ReplyParentRow = Narrow<
     | 'subject'
     | 'from_address'
     | 'to_addresses'
+    | 'cc_addresses'
+    | 'reply_to_addresses'
     | 'internet_message_id'
     | 'references_header'
   > & { direction: Col<'message', 'direction'> },
@@ -217,9 +225,17 @@ export async function replyParentRow(
     visibility.kind === 'mailbox'
       ? sql`m.mailbox_id = ${visibility.mailboxId}`
       : sql`mb.domain_id = ${visibility.domainId}`;
-  return db.one(sql<ReplyParentRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.to_addresses, m.internet_message_id, m.references_header
+  return db.one(sql<ReplyParentRow>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.to_addresses, m.cc_addresses, m.reply_to_addresses, m.internet_message_id, m.references_header
     from message m join mailbox mb on mb.id = m.mailbox_id
     where m.id = ${messageId} and m.deleted_at is null and ${scope}`);
+}
+
+/** Every address the mailbox answers to or sends as: primary, active aliases, active sender identities (normalized). */
+export async function ownAddresses(db: Database, mailboxId: string): Promise<Set<string>> {
+  const rows = await db.rows(sql<{ address: string }>`select address from mailbox where id = ${mailboxId}
+    union select address from mailbox_alias where mailbox_id = ${mailboxId} and is_active
+    union select address from sender_identity where mailbox_id = ${mailboxId} and is_active`);
+  return new Set(rows.map((r) => r.address.trim().toLowerCase()));
 }
 
 export type IdempotentRow = Row<'message', 'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status'>;

@@ -11,6 +11,8 @@ export interface ParentMessage {
   subject: string;
   fromAddress: string;
   toAddresses: string[];
+  ccAddresses: string[];
+  replyToAddresses: string[];
   internetMessageId: string | null;
   references: string[];
 }
@@ -30,6 +32,8 @@ export async function findReplyParent(db: Database, visibility: Visibility, mess
     subject: row.subject,
     fromAddress: row.from_address,
     toAddresses: row.to_addresses,
+    ccAddresses: row.cc_addresses,
+    replyToAddresses: row.reply_to_addresses,
     internetMessageId: row.internet_message_id,
     references: row.references_header,
   };

@@ -49,10 +49,26 @@ export const sendInputSchema = z
 export type SendInput = z.infer<typeof sendInputSchema>;
 
 export const replyInputSchema = z
-  .object({ ...common, toAddress: toSchema.optional(), subject: subjectSchema.optional() })
+  .object({
+    ...common,
+    toAddress: toSchema.optional(),
+    subject: subjectSchema.optional(),
+    /** Also Cc everyone the parent was addressed to, except this mailbox (docs/workflow.md, "Replies"). */
+    replyAll: z.boolean().default(false),
+  })
   .strict()
   .refine(needsBody, bodyIssue);
 export type ReplyInput = z.infer<typeof replyInputSchema>;
+
+/** Forward: new recipients, an optional note before the original, the original's attachments kept. */
+export const forwardInputSchema = z
+  .object({
+    ...common,
+    toAddress: toSchema,
+    subject: subjectSchema.optional(),
+  })
+  .strict();
+export type ForwardInput = z.infer<typeof forwardInputSchema>;
 
 export const replyParamsSchema = z.object({ messageId: z.string().min(1).max(40) });
 

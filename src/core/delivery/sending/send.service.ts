@@ -12,8 +12,16 @@ import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
 import type { MailboxRef, Principal } from '../../auth/principal.js';
 import { requireScope, resolveMailbox, visibilityOf } from '../../auth/access.js';
-import { idempotencyKeySchema, type ReplyInput, type SendAccepted, type SendInput } from './send.schemas.js';
-import { writeOutbound, recipientsOf, type OutboundDraft } from './outbound.store.js';
+import {
+  idempotencyKeySchema,
+  type ForwardInput,
+  type ReplyInput,
+  type SendAccepted,
+  type SendInput,
+} from './send.schemas.js';
+import { findForwardSource, forwardBodies, forwardSubject } from './forward.js';
+import { writeOutbound, recipientsOf, ownAddresses, type OutboundDraft } from './outbound.store.js';
+import { replyRecipients } from './reply-recipients.js';
 import { replayIdempotent, requestHash } from './idempotency.js';
 import { findReplyParent } from './reply-parent.js';
 import { replyReferences, replySubject } from '../threading.js';
@@ -95,8 +103,8 @@ export class SendService {
 
   /**
    * POST /api/messages/{id}/reply, MCP reply_message. The parent must be visible (404), and the
-   * acting mailbox must own it (400 REPLY_MAILBOX_MISMATCH). Defaults: "Re: <subject>" without
-   * stacking, and To = the parent's sender (inbound parent) or the parent's To (outbound parent).
+   * acting mailbox must own it (400 REPLY_MAILBOX_MISMATCH). The subject (given or the parent's)
+   * carries exactly one "Re: "; recipients by replyRecipients (docs/workflow.md, "Replies").
    */
   async reply(
     principal: Principal,
@@ -108,15 +116,16 @@ export class SendService {
     const parent = await findReplyParent(this.db, visibilityOf(principal), messageId);
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     if (parent.mailboxId !== mailbox.id) throw new AppError('REPLY_MAILBOX_MISMATCH');
-    const to = input.toAddress ?? (parent.direction === 'inbound' ? [parent.fromAddress] : parent.toAddresses);
+    const own = await ownAddresses(this.db, mailbox.id);
+    const { to, cc } = replyRecipients(parent, own, input);
     return this.submit(
       { tokenId: principal.tokenId, channel: options.channel },
       mailbox,
       {
         to,
-        cc: input.ccAddresses,
+        cc,
         bcc: input.bccAddresses,
-        subject: input.subject ?? replySubject(parent.subject),
+        subject: replySubject(input.subject ?? parent.subject),
         bodyText: input.bodyText ?? null,
         bodyHtml: input.bodyHtml ?? null,
         attachmentIds: input.attachmentIds,
@@ -126,6 +135,40 @@ export class SendService {
           internetMessageId: parent.internetMessageId,
           references: replyReferences(parent),
         },
+      },
+      options,
+    );
+  }
+
+  /**
+   * POST /api/messages/{id}/forward, MCP forward_message: a new message in a new thread, to new
+   * recipients, carrying the original below the caller's note and a copy of each of its
+   * attachments (docs/workflow.md, "Forward"). The original must be visible (404) and in the
+   * acting mailbox (400 REPLY_MAILBOX_MISMATCH, as for a reply).
+   */
+  async forward(
+    principal: Principal,
+    messageId: string,
+    input: ForwardInput,
+    options: ChannelSendOptions,
+  ): Promise<SendAccepted> {
+    requireScope(principal, 'MailboxSend');
+    const source = await findForwardSource(this.db, visibilityOf(principal), messageId);
+    const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
+    if (source.mailboxId !== mailbox.id) throw new AppError('REPLY_MAILBOX_MISMATCH');
+    const bodies = forwardBodies(source, { bodyText: input.bodyText ?? null, bodyHtml: input.bodyHtml ?? null });
+    return this.submit(
+      { tokenId: principal.tokenId, channel: options.channel },
+      mailbox,
+      {
+        to: input.toAddress,
+        cc: input.ccAddresses,
+        bcc: input.bccAddresses,
+        subject: input.subject ?? forwardSubject(source.subject),
+        ...bodies,
+        attachmentIds: input.attachmentIds,
+        forwardedAttachments: source.attachments,
+        parent: null,
       },
       options,
     );

@@ -1,0 +1,103 @@
+import { notFound } from '../../errors.js';
+import type { Visibility } from '../../auth/principal.js';
+import { sql, type Database } from '../../../storage/database.js';
+import { attachmentsOfMessage, type AttachmentFile } from '../../attachments/attachment.store.js';
+import { htmlToText } from '../../extraction/html-text.js';
+import { baseSubject } from '../threading.js';
+
+/** The message being forwarded, with what a forward repeats of it. */
+export interface ForwardSource {
+  id: string;
+  mailboxId: string;
+  subject: string;
+  fromAddress: string;
+  fromDisplayName: string;
+  toAddresses: string[];
+  ccAddresses: string[];
+  at: Date;
+  bodyText: string | null;
+  bodyHtml: string | null;
+  attachments: AttachmentFile[];
+}
+
+/** A live message the caller may see, with its attachments; else the same 404 as a reply's parent. */
+export async function findForwardSource(
+  db: Database,
+  visibility: Visibility,
+  messageId: string,
+): Promise<ForwardSource> {
+  const scope =
+    visibility.kind === 'mailbox'
+      ? sql`m.mailbox_id = ${visibility.mailboxId}`
+      : sql`mb.domain_id = ${visibility.domainId}`;
+  const row = await db.one(sql<{
+    id: string;
+    mailbox_id: string;
+    subject: string;
+    from_address: string;
+    from_display_name: string;
+    to_addresses: string[];
+    cc_addresses: string[];
+    created_at: Date | string;
+    received_at: Date | string | null;
+    body_text: string | null;
+    body_html: string | null;
+  }>`select m.id, m.mailbox_id, m.subject, m.from_address, m.from_display_name, m.to_addresses, m.cc_addresses,
+      m.created_at, m.received_at, m.body_text, m.body_html
+    from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = ${messageId} and m.deleted_at is null and ${scope}`);
+  if (!row) throw notFound('Message');
+  return {
+    id: row.id,
+    mailboxId: row.mailbox_id,
+    subject: row.subject,
+    fromAddress: row.from_address,
+    fromDisplayName: row.from_display_name,
+    toAddresses: row.to_addresses,
+    ccAddresses: row.cc_addresses,
+    at: new Date(row.received_at ?? row.created_at),
+    bodyText: row.body_text,
+    bodyHtml: row.body_html,
+    attachments: await attachmentsOfMessage(db.db, row.id),
+  };
+}
+
+/** Default subject of a forward: one "Fwd: " in front of the original's subject without reply prefixes. */
+export function forwardSubject(subject: string): string {
+  let s = baseSubject(subject);
+  while (/^\s*(fwd?|wg)\s*:\s*/i.test(s)) s = s.replace(/^\s*(fwd?|wg)\s*:\s*/i, '');
+  return `Fwd: ${s.trim()}`;
+}
+
+/**
+ * The bodies of a forward: the caller's note, then the original under the block mail clients
+ * write ("---------- Forwarded message ---------" with From, Date, Subject, To, Cc). The HTML
+ * part exists when the note or the original has one; the text part always does.
+ */
+export function forwardBodies(
+  source: ForwardSource,
+  note: { bodyText: string | null; bodyHtml: string | null },
+): { bodyText: string; bodyHtml: string | null } {
+  const from = source.fromDisplayName ? `${source.fromDisplayName} <${source.fromAddress}>` : source.fromAddress;
+  const fields: [string, string][] = [
+    ['From', from],
+    ['Date', source.at.toUTCString()],
+    ['Subject', source.subject],
+    ['To', source.toAddresses.join(', ')],
+  ];
+  if (source.ccAddresses.length > 0) fields.push(['Cc', source.ccAddresses.join(', ')]);
+  const header = `---------- Forwarded message ---------\n${fields.map(([k, v]) => `${k}: ${v}`).join('\n')}`;
+  const noteText = note.bodyText ?? (note.bodyHtml !== null ? htmlToText(note.bodyHtml) : '');
+  const originalText = source.bodyText ?? (source.bodyHtml !== null ? htmlToText(source.bodyHtml) : '');
+  const bodyText = `${noteText ? `${noteText}\n\n` : ''}${header}\n\n${originalText}`;
+  if (note.bodyHtml === null && source.bodyHtml === null) return { bodyText, bodyHtml: null };
+  const noteHtml = note.bodyHtml ?? (noteText ? `<p>${escapeHtml(noteText).replace(/\n/g, '<br>')}</p>` : '');
+  const headerHtml = `<p>---------- Forwarded message ---------<br>${fields
+    .map(([k, v]) => `${k}: ${escapeHtml(v)}`)
+    .join('<br>')}</p>`;
+  const originalHtml = source.bodyHtml ?? `<pre>${escapeHtml(originalText)}</pre>`;
+  return { bodyText, bodyHtml: `${noteHtml}<div class="forwarded">${headerHtml}${originalHtml}</div>` };
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
