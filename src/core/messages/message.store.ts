@@ -2,6 +2,7 @@ import { sql, type Sql } from '../../storage/database.js';
 import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Visibility } from '../auth/principal.js';
 import type { Direction } from './message.schemas.js';
+import { TRUST_COLUMNS } from './message-trust.js';
 
 /** Columns of a summary; bodies stay out of list pages. */
 export type SummaryRow = Narrow<
@@ -29,6 +30,8 @@ export type SummaryRow = Narrow<
   external_dmarc: string | null;
   /** Whether verdicts are stored: the message arrived on port 25 (docs/contract.md: origin `external`). */
   is_external: boolean;
+  /** Internal, or external with DMARC passed (message-trust.ts). */
+  is_authenticated: boolean;
 };
 
 /** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
@@ -70,10 +73,9 @@ export type AttachmentRow = Narrow<
 
 export type ThreadRow = Row<'thread', 'id' | 'mailbox_id' | 'subject' | 'created_at'>;
 
-/** origin and authenticated of a summary (docs/contract.md, "Sender integrity and inbound trust"), from m. */
-export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
+/** Every read of a summary selects these (origin and authenticated come from TRUST_COLUMNS). */
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
-  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS},
+  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${TRUST_COLUMNS},
   m.approval_status`;
 const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
   m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at, m.extracted,

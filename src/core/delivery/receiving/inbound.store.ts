@@ -11,6 +11,7 @@ import { extractAtIngest } from '../../extraction/extract.js';
 import { bodyBytes, chargeStorage, settleReservation } from '../../quota/storage-quota.store.js';
 import { cleanMessageIds, findParentByMessageIds, inboundReferences } from '../threading.js';
 import { createThread, touchThread } from '../thread.store.js';
+import { trustOfVerdicts } from '../../messages/message-trust.js';
 
 /** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
 export interface InboundMessage {
@@ -147,8 +148,7 @@ export class InboundStore {
         inReplyToMessageId,
         receivedAtTs: m.receivedAt.getTime(),
         // docs/contract.md, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
-        origin: m.authResults ? 'external' : 'internal',
-        authenticated: !m.authResults || (m.authResults as { dmarc?: { result?: string } }).dmarc?.result === 'pass',
+        ...trustOfVerdicts(m.authResults),
       },
       now,
     );
