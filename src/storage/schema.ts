@@ -192,6 +192,7 @@ export interface Message {
   request_hash: string | null;
   search_vector: string | null;
   sent_at: DbTimestamp | null;
+  sent_by_token_id: string | null;
   stored_bytes: Generated<DbInt8>;
   subject: Generated<string>;
   thread_id: string;

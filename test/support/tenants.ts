@@ -134,7 +134,14 @@ export async function seedHeldMessage(
         attachmentIds: [],
         parent: null,
       },
-      { at: services.clock.now(), idempotencyKey: null, requestHash: null, traceContext: null, held: true },
+      {
+        at: services.clock.now(),
+        sentByTokenId: null,
+        idempotencyKey: null,
+        requestHash: null,
+        traceContext: null,
+        held: true,
+      },
     ),
   );
   return { messageId: written.accepted.messageId, threadId: written.accepted.threadId };

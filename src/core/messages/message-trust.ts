@@ -1,19 +1,12 @@
-import { sql } from '../../storage/database.js';
 import { isAddress, isDomainName, normalizeAddress } from '../address.js';
 
 /**
  * `origin` and `authenticated` of a message (docs/contract.md, "Sender integrity and inbound
  * trust"): verdicts are stored for port-25 mail only, so a message without them was written by a
  * mailbox here (internal, authenticated); external mail is authenticated when DMARC passed. The
- * rule exists here once, as SQL for the queries and as a function for what is built from a row
- * being written; every read selects TRUST_COLUMNS, so a query cannot fall back to "internal".
+ * queries say the same in SQL (TRUST_COLUMNS and AUTHENTICATED_SQL in message.store.ts), and
+ * every summary query selects TRUST_COLUMNS, so no read can fall back to "internal".
  */
-export const AUTHENTICATED_SQL = sql`(m.auth_results is null or m.auth_results #>> '{dmarc,result}' = 'pass')`;
-
-/** The summary columns that carry trust, from `m`. */
-export const TRUST_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc,
-  ${AUTHENTICATED_SQL} as is_authenticated`;
-
 export interface MessageTrust {
   origin: 'internal' | 'external';
   authenticated: boolean;
@@ -54,10 +47,3 @@ export function senderFilterOf(value: string): SenderFilter | null {
 
 export const SENDER_FILTER_MESSAGE =
   'must be a domain (example.com, also matching its subdomains) or a whole address (name@example.com)';
-
-/** The SQL condition of a sender filter over `m.from_address`. */
-export function senderMatchSql(f: SenderFilter) {
-  if ('address' in f) return sql`lower(m.from_address) = ${f.address}`;
-  const host = sql`substring(lower(m.from_address) from '@([^@]*)$')`;
-  return sql`(${host} = ${f.domain} or right(${host}, ${f.domain.length + 1}) = ${`.${f.domain}`})`;
-}

@@ -2,7 +2,7 @@ import { sql, type Sql } from '../../storage/database.js';
 import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Visibility } from '../auth/principal.js';
 import type { Direction } from './message.schemas.js';
-import { TRUST_COLUMNS } from './message-trust.js';
+import type { SenderFilter } from './message-trust.js';
 
 /** Columns of a summary; bodies stay out of list pages. */
 export type SummaryRow = Narrow<
@@ -72,6 +72,20 @@ export type AttachmentRow = Narrow<
 >;
 
 export type ThreadRow = Row<'thread', 'id' | 'mailbox_id' | 'subject' | 'created_at'>;
+
+/** "Authenticated" in SQL: internal, or DMARC passed (the rule of message-trust.ts). */
+export const AUTHENTICATED_SQL = sql`(m.auth_results is null or m.auth_results #>> '{dmarc,result}' = 'pass')`;
+
+/** The summary columns that carry trust, from `m` (read by trustOfRow). */
+export const TRUST_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc,
+  ${AUTHENTICATED_SQL} as is_authenticated`;
+
+/** The SQL condition of a sender filter over `m.from_address`. */
+export function senderMatchSql(f: SenderFilter) {
+  if ('address' in f) return sql`lower(m.from_address) = ${f.address}`;
+  const host = sql`substring(lower(m.from_address) from '@([^@]*)$')`;
+  return sql`(${host} = ${f.domain} or right(${host}, ${f.domain.length + 1}) = ${`.${f.domain}`})`;
+}
 
 /** Every read of a summary selects these (origin and authenticated come from TRUST_COLUMNS). */
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
@@ -156,6 +170,14 @@ export async function findMessage(db: Sql, v: Visibility, messageId: string): Pr
     await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
     where m.id = ${messageId} and ${visible(v)}`.execute(db)
   ).rows[0];
+}
+
+/** The mailbox a visible message (live or deleted) belongs to. */
+export async function messageMailboxId(db: Sql, v: Visibility, messageId: string): Promise<string | undefined> {
+  return (
+    await sql<{ mailbox_id: string }>`select m.mailbox_id from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = ${messageId} and ${visible(v)}`.execute(db)
+  ).rows[0]?.mailbox_id;
 }
 
 export type LockedRow = Narrow<

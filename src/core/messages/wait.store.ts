@@ -1,8 +1,8 @@
 import { num, sql, type Database } from '../../storage/database.js';
 import type { EventType } from '../../types/mailbox-event.js';
 import type { Direction } from './message.schemas.js';
-import { SUMMARY_COLUMNS, type SummaryRow } from './message.store.js';
-import { AUTHENTICATED_SQL, senderMatchSql, type SenderFilter } from './message-trust.js';
+import { AUTHENTICATED_SQL, senderMatchSql, SUMMARY_COLUMNS, type SummaryRow } from './message.store.js';
+import type { SenderFilter } from './message-trust.js';
 
 export interface MessageFilter {
   /** A sender address or domain (message-trust.ts). */

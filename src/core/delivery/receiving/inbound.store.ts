@@ -110,14 +110,15 @@ export class InboundStore {
     // Codes and links, found once here so every read is free; the reply text after the commit
     // (docs/api.md, "Extraction").
     const extracted = extractAtIngest(m);
+    const trust = trustOfVerdicts(m.authResults);
     // Issued together and awaited together (one round trip when pipelined).
     const written = [
       charged,
       parent
         ? touchThread(trx, threadId, now)
         : createThread(trx, { id: threadId, mailboxId: m.mailboxId, subject: m.subject, at: now }),
-      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts).
-      sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})
+      // With authenticated mail, its sender stops being a new recipient for this mailbox (contacts.store.ts).
+      sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, trust.authenticated, now)})
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
@@ -148,7 +149,7 @@ export class InboundStore {
         inReplyToMessageId,
         receivedAtTs: m.receivedAt.getTime(),
         // docs/contract.md, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
-        ...trustOfVerdicts(m.authResults),
+        ...trust,
       },
       now,
     );

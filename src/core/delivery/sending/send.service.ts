@@ -198,6 +198,7 @@ export class SendService {
   ): Promise<SendAccepted> {
     const meta = {
       at: options.at,
+      sentByTokenId: actor.tokenId,
       messageId: options.messageId,
       reservedBytes: options.reservedBytes,
       quotaExempt: options.quotaExempt,
