@@ -28,6 +28,11 @@ export const ERRORS = {
     smtp: '550 5.7.1 Sender not authorised',
     message: 'A mailbox token may act only for its own mailbox.',
   },
+  TARGET_MAILBOX_MISMATCH: {
+    status: 400,
+    smtp: '550 5.7.1 Sender not authorised',
+    message: 'mailboxAddress does not name the mailbox of this object.',
+  },
   CURSOR_INVALID: { status: 400, smtp: '501 5.5.4 Syntax error in parameters', message: 'cursor is invalid.' },
   REPLY_MAILBOX_MISMATCH: {
     status: 400,
@@ -325,6 +330,11 @@ export const ERRORS = {
     status: 409,
     smtp: '550 5.7.1 Approval already decided',
     message: 'Another decision on this message came first.',
+  },
+  APPROVAL_SELF_FORBIDDEN: {
+    status: 403,
+    smtp: '550 5.7.1 A sender may not approve its own message',
+    message: 'The token that made a held send, or a token it minted, may not approve or reject it.',
   },
   // Agent-native reading (docs/api.md, "Search", "Attachment text", "Webhooks").
   SEARCH_QUERY_INVALID: {

@@ -3,7 +3,7 @@ import { allRoutes } from '../../src/channels/http/routes/index.js';
 import type { RouteSpec } from '../../src/channels/http/route.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { createMatrixWorld, routeFixtures, routeKey, send, type MatrixWorld } from '../support/route-fixtures.js';
-import { buildCaller, matrixRows, type Row } from '../support/authz-matrix.js';
+import { ATTACK_CASES, buildCaller, matrixRows, type Row } from '../support/authz-matrix.js';
 
 // The authorization matrix, generated from the route table: every route × every kind of caller.
 // Expectations are derived from what the route declares (auth, tokenKinds, scope), so a route
@@ -62,6 +62,14 @@ describe('authorization matrix', () => {
       }
       mismatches.push(...wrong);
       expect(wrong).toEqual([]);
+    });
+  }
+});
+
+describe('authorization matrix: attacks beyond the declarations', () => {
+  for (const c of ATTACK_CASES) {
+    it(c.name, async () => {
+      expect(await c.attempt(world)).toEqual(c.expected);
     });
   }
 });

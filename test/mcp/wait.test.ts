@@ -87,7 +87,7 @@ describe('wait_for_message', () => {
       subjectContains: 'never sent',
     });
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    expect(res).toEqual({ message: null, eventId: since, timedOut: true });
+    expect(res).toEqual({ message: null, eventId: since, timedOut: true, warning: null });
   });
 
   it('honours from, subjectContains and direction, and steps through matches with sinceEventId', async () => {
@@ -118,15 +118,17 @@ describe('wait_for_message', () => {
     expect(none).toMatchObject({ message: null, timedOut: true });
     expect(Number(none.eventId)).toBeGreaterThanOrEqual(Number(second.eventId));
 
-    // from matches the address or the sender's name, case-insensitively.
+    // from matches a whole address (case-insensitively) or a domain; never the sender's name.
     expect(
-      (await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'CAROL@', timeoutMs: 1_000 })).message
-        .fromAddress,
+      (
+        await ok(bobMcp, 'wait_for_message', {
+          sinceEventId: since,
+          from: carol.address.toUpperCase(),
+          timeoutMs: 1_000,
+        })
+      ).message.fromAddress,
     ).toBe(carol.address);
-    expect(
-      (await ok(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'carol sender', timeoutMs: 1_000 })).message
-        .fromAddress,
-    ).toBe(carol.address);
+    expect((await fails(bobMcp, 'wait_for_message', { sinceEventId: since, from: 'carol sender' })).code).toBe(400);
     expect(
       (
         await ok(bobMcp, 'wait_for_message', {
@@ -220,7 +222,7 @@ describe('GET /api/messages/wait', () => {
     const since = (await http(bob.token).get('/api/messages/wait?timeoutMs=0')).body.data.eventId;
     const started = Date.now();
     const waiting = http(bob.token).get(
-      `/api/messages/wait?sinceEventId=${since}&from=alice&subjectContains=invoice&timeoutMs=20000`,
+      `/api/messages/wait?sinceEventId=${since}&from=${alice.address}&subjectContains=invoice&timeoutMs=20000`,
     );
     await new Promise((r) => setTimeout(r, 200));
     await sendTo(carol, bob, 'Invoice from carol');
@@ -232,7 +234,7 @@ describe('GET /api/messages/wait', () => {
     expect(res.body.data).toEqual(
       await ok(bobMcp, 'wait_for_message', {
         sinceEventId: since,
-        from: 'alice',
+        from: alice.address,
         subjectContains: 'invoice',
         timeoutMs: 1_000,
       }),

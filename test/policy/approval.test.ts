@@ -138,6 +138,107 @@ describe('approval gate', () => {
     expect(res.body.data.approvalStatus).toBe('rejected');
   });
 
+  it('a token never decides its own held send, whatever its scopes: 403 APPROVAL_SELF_FORBIDDEN, audited', async () => {
+    // The attack: an agent whose token holds MailboxApprove (granted by mistake, or a wider token
+    // handed out) sends to an outside address and approves it itself.
+    const wide = await domainGrantedToken(world.a.mailboxId, [
+      'MailboxRead',
+      'MailboxSend',
+      'MailboxApprove',
+      'TokenManage',
+    ]);
+    const send = await server.api(wide.token).post('/api/messages/send', sendBody('drop@evil.example'));
+    expect(send.body.data.status).toBe('pending_approval');
+    const id = send.body.data.messageId as string;
+    const http = await server.api(wide.token).post(`/api/messages/${id}/approve`);
+    expect(http.status).toBe(403);
+    expect(http.body).toMatchObject({ errorCode: 'APPROVAL_SELF_FORBIDDEN' });
+    expect((await server.api(wide.token).post(`/api/messages/${id}/reject`)).body.errorCode).toBe(
+      'APPROVAL_SELF_FORBIDDEN',
+    );
+    const agent = await mcpClient(server, wide.token);
+    const err = await fails(agent, 'decide_approval', { messageId: id, decision: 'approve' });
+    expect(err).toMatchObject({ code: 403, errorCode: 'APPROVAL_SELF_FORBIDDEN' });
+    // A token the sender mints is the same actor.
+    const child = await server
+      .api(wide.token)
+      .post('/api/mailbox/access-tokens', { tokenName: 'child', scopes: ['MailboxApprove'] });
+    expect(child.status).toBe(201);
+    const byChild = await server.api(child.body.data.accessToken).post(`/api/messages/${id}/approve`);
+    expect(byChild.body.errorCode).toBe('APPROVAL_SELF_FORBIDDEN');
+    await agent.close();
+    expect((await q`select approval_status from message where id = ${id}`)[0].approval_status).toBe('pending');
+    const refused = await q`select token_id, channel, rule from audit_entry
+      where message_id = ${id} and decision = 'refused'`;
+    expect(refused.map((r) => [r.token_id, r.channel, r.rule]).sort()).toEqual(
+      [
+        [wide.tokenId, 'http', 'approval:self'],
+        [wide.tokenId, 'http', 'approval:self'],
+        [wide.tokenId, 'mcp', 'approval:self'],
+        [child.body.data.tokenId, 'http', 'approval:self'],
+      ].sort(),
+    );
+    // Another approver (a human's token) decides it.
+    const human = await domainGrantedToken(world.a.mailboxId, ['MailboxApprove']);
+    expect((await server.api(human.token).post(`/api/messages/${id}/reject`)).status).toBe(200);
+  });
+
+  it('a domain token may name the mailbox (body or query) on approve and reject; another mailbox is 400', async () => {
+    const id = await held(world.b.address);
+    const other = await held(world.b.address);
+    const domain = server.api(world.domain.token);
+    const inBody = await domain.post(`/api/messages/${id}/approve`, { mailboxAddress: world.a.address, reason: 'ok' });
+    expect(inBody.status, JSON.stringify(inBody.body)).toBe(200);
+    const inQuery = await domain.post(`/api/messages/${other}/reject?mailboxAddress=${world.a.address}`);
+    expect(inQuery.status, JSON.stringify(inQuery.body)).toBe(200);
+
+    const third = await held(world.b.address);
+    const wrong = await domain.post(`/api/messages/${third}/approve`, { mailboxAddress: world.b.address });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errorCode).toBe('TARGET_MAILBOX_MISMATCH');
+    const wrongQuery = await domain.post(`/api/messages/${third}/reject?mailboxAddress=${world.b.address}`);
+    expect(wrongQuery.body.errorCode).toBe('TARGET_MAILBOX_MISMATCH');
+    const disagree = await domain.post(`/api/messages/${third}/approve?mailboxAddress=${world.a.address}`, {
+      mailboxAddress: world.b.address,
+    });
+    expect(disagree.status).toBe(400);
+    expect((await domain.post(`/api/messages/${third}/approve`, { mailboxAddress: 'not an address' })).status).toBe(
+      400,
+    );
+    expect(
+      (
+        await domain.post(`/api/messages/${third}/approve`, {
+          mailboxAddress: `nobody@${world.a.address.split('@')[1]}`,
+        })
+      ).status,
+    ).toBe(404);
+    expect((await q`select approval_status from message where id = ${third}`)[0].approval_status).toBe('pending');
+    const mcp = await mcpClient(server, world.domain.token);
+    expect(
+      (await fails(mcp, 'decide_approval', { messageId: third, decision: 'approve', mailboxAddress: world.b.address }))
+        .errorCode,
+    ).toBe('TARGET_MAILBOX_MISMATCH');
+    expect(
+      (await ok(mcp, 'decide_approval', { messageId: third, decision: 'reject', mailboxAddress: world.a.address }))
+        .approvalStatus,
+    ).toBe('rejected');
+    await mcp.close();
+
+    // The same rule on the other writes a domain token makes on one message.
+    const msg = (await server.api(world.a.token).get('/api/messages?limit=1')).body.data.items[0].messageId as string;
+    const readState = await domain.put(`/api/messages/${msg}/read-state?mailboxAddress=${world.a.address}`, {
+      isRead: true,
+    });
+    expect(readState.status, JSON.stringify(readState.body)).toBe(200);
+    const readWrong = await domain.put(`/api/messages/${msg}/read-state`, {
+      isRead: true,
+      mailboxAddress: world.b.address,
+    });
+    expect(readWrong.body.errorCode).toBe('TARGET_MAILBOX_MISMATCH');
+    const delWrong = await domain.delete(`/api/messages/${msg}?mailboxAddress=${world.b.address}`);
+    expect(delWrong.body.errorCode).toBe('TARGET_MAILBOX_MISMATCH');
+  });
+
   it('expires as rejected after APPROVAL_TTL (the sweeper), with message.rejected and an audit entry', async () => {
     const id = await held(world.b.address);
     clock.advance(72 * 3_600_000 + 1000);

@@ -1,13 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/harness.js';
+import type { TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, twoMailboxes, waitFor } from '../delivery/helpers.js';
+import { startDnsStub } from '../transport/dns-stub.js';
+import { rfc5322 } from '../smtp/smtp-wire.js';
+import { mxPort, startSmtpTestServer } from '../smtp/world.js';
+import { deliverToMx, dkimKey } from '../smtp/mx-peer.js';
 
-// "New recipient" (docs/api.md, "Outbound policy"): an address the mailbox never wrote to in a
-// message that left without approval or was approved, and never received mail from. Every path
-// that makes an address contacted writes mailbox_contact in its own transaction; a mailbox under
+// "New recipient" (docs/api.md, "Outbound policy"; docs/trust.md, "Known contacts"): an address
+// the mailbox never wrote to in a message that left without approval or was approved, and never
+// received authenticated mail from (internal, or DMARC passed). Mail whose sender is not
+// authenticated (SPF none, a null return path, a forged From) makes nobody known: one such mail
+// would otherwise open `approval: new-recipients` to the forger's address. Every path that makes
+// an address contacted writes mailbox_contact in its own transaction; a mailbox under
 // `approval: new-recipients` shows each rule as held (new) or queued (contacted).
 
 let server: TestServer;
+let dns: Awaited<ReturnType<typeof startDnsStub>>;
+const peer = dkimKey('sender.example');
 let world: Awaited<ReturnType<typeof twoMailboxes>>;
 const q = rowsOf(() => server);
 
@@ -29,11 +38,34 @@ const contacts = async () =>
   );
 
 beforeAll(async () => {
-  server = await startTestServer({ roles: ['api', 'worker'], env: { WORKER_POLL_INTERVAL: '50ms' } });
+  dns = await startDnsStub({
+    'sender.example': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+    '_dmarc.sender.example': { TXT: ['v=DMARC1; p=reject'] },
+    [peer.name]: { TXT: [peer.txt] },
+    'evil.example': { TXT: ['v=spf1 +all'] },
+  });
+  server = await startSmtpTestServer({
+    roles: ['api', 'worker', 'smtp'],
+    env: { WORKER_POLL_INTERVAL: '50ms', DNS_SERVERS: dns.server },
+  });
   world = await twoMailboxes(server);
   await setPolicy({ approval: 'new-recipients' });
 }, 180_000);
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
+
+/** Port-25 mail to alice from `from`, with `envelope` as the return path ('' is the null path). */
+const inbound = (from: string, envelope: string, subject: string, sign = false) =>
+  (sign
+    ? peer.sign(rfc5322({ from, to: world.a.address, subject }))
+    : Promise.resolve(rfc5322({ from, to: world.a.address, subject }))
+  ).then((raw) => deliverToMx(mxPort(server), { from: envelope, to: world.a.address }, raw));
+const authenticatedOf = async (subject: string) =>
+  (
+    await q`select auth_results #>> '{dmarc,result}' as dmarc from message where mailbox_id = ${world.a.mailboxId} and subject = ${subject}`
+  )[0]?.dmarc;
 
 describe('contacts of a mailbox (new recipients)', () => {
   it('a held message makes nobody contacted; its approval does, its rejection does not', async () => {
@@ -71,7 +103,27 @@ describe('contacts of a mailbox (new recipients)', () => {
     expect((await send('three@remote.test')).status).toBe('queued');
   });
 
-  it('mail received from an address makes it contacted (lower-cased, as recipients are compared)', async () => {
+  it('unauthenticated mail makes nobody known: SPF none, a null return path, SPF pass without DMARC', async () => {
+    await setPolicy({ approval: 'new-recipients' });
+    await inbound('drop@evil.example', 'bounce@unknown-spf.example', 'spf none');
+    await inbound('drop2@evil.example', '', 'null path');
+    // SPF passes for evil.example (+all) but it publishes no DMARC: not aligned authentication.
+    await inbound('drop3@evil.example', 'drop3@evil.example', 'spf pass only');
+    for (const subject of ['spf none', 'null path', 'spf pass only'])
+      expect(await authenticatedOf(subject)).not.toBe('pass');
+    expect(await contacts()).not.toEqual(expect.arrayContaining([expect.stringMatching(/@evil\.example$/)]));
+    for (const to of ['drop@evil.example', 'drop2@evil.example', 'drop3@evil.example'])
+      expect((await send(to)).status, to).toBe('pending_approval');
+  });
+
+  it('external mail whose DMARC passed makes its sender known', async () => {
+    await inbound('Desk@Sender.example', 'b@sender.example', 'dmarc pass', true);
+    expect(await authenticatedOf('dmarc pass')).toBe('pass');
+    expect(await contacts()).toContain('desk@sender.example');
+    expect((await send('desk@sender.example')).status).toBe('queued');
+  });
+
+  it('internal mail (a mailbox here) makes its sender contacted (lower-cased, as recipients are compared)', async () => {
     expect(await contacts()).not.toContain(world.b.address);
     const res = await server
       .api(world.b.token)

@@ -1,7 +1,7 @@
 import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
 import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
-import { mintToken, type MailboxFixture } from './tenants.js';
-import type { FixtureCaller, MatrixWorld } from './route-fixtures.js';
+import { mintToken, seedHeldMessage, seedMessage, type MailboxFixture } from './tenants.js';
+import { send, type FixtureCaller, type MatrixWorld } from './route-fixtures.js';
 
 // The rows of the authorization matrix, derived from what an entry point declares (auth, token
 // kinds, scope) and from its fixture's answers for another domain and another mailbox. HTTP routes
@@ -141,3 +141,116 @@ export function buildCaller(row: Row, who: Caller | { authorization?: string }, 
   const kind = g.tokenKinds[0] ?? 'mailbox';
   return { kind, scopes: ALL_SCOPES[kind] };
 }
+
+/**
+ * Attacks the route declarations cannot express, each run over HTTP by the matrix test: a token
+ * deciding its own held send (or its child doing it), a TokenManage-only token governing a later,
+ * wider token, and a domain token naming another mailbox on a write to one mailbox's object.
+ * `attempt` answers the status and errorCode of the attack; `expected` is what the service must say.
+ */
+export interface AttackCase {
+  name: string;
+  attempt(w: MatrixWorld): Promise<{ status: number; errorCode: string | null }>;
+  expected: { status: number; errorCode: string | null };
+}
+
+const answer = (res: { status: number; body: { errorCode?: string | null } }) => ({
+  status: res.status,
+  errorCode: res.body?.errorCode ?? null,
+});
+
+/** A1's token with every mailbox scope (MailboxApprove included) and a held send it wrote. */
+async function ownHeldSend(w: MatrixWorld) {
+  const sender = await mintToken(w.server, { kind: 'mailbox', domainId: w.t.X.domainId, mailboxId: w.t.A1.mailboxId });
+  const held = await seedHeldMessage(w.server, w.t.A1, sender.tokenId);
+  return { sender, held };
+}
+
+/** A TokenManage-only token of A1 and a later token of A1 with more scopes. */
+async function narrowAndWide(w: MatrixWorld) {
+  const mint = (scopes: Scope[]) =>
+    mintToken(w.server, { kind: 'mailbox', domainId: w.t.X.domainId, mailboxId: w.t.A1.mailboxId, scopes });
+  const narrow = await mint(['TokenManage']);
+  const wide = await mint(['MailboxRead', 'MailboxApprove', 'TokenManage']);
+  return { narrow, wide };
+}
+
+const selfForbidden = { status: 403, errorCode: 'APPROVAL_SELF_FORBIDDEN' };
+const escalation = { status: 403, errorCode: 'SCOPE_MISSING' };
+const mismatch = { status: 400, errorCode: 'TARGET_MAILBOX_MISMATCH' };
+
+export const ATTACK_CASES: AttackCase[] = [
+  ...(['approve', 'reject'] as const).flatMap((verb): AttackCase[] => [
+    {
+      name: `${verb} by the token that made the held send (holding MailboxApprove)`,
+      attempt: async (w) => {
+        const { sender, held } = await ownHeldSend(w);
+        return answer(
+          await send(w.server, 'POST', { path: `/api/messages/${held.messageId}/${verb}` }, bearer(sender.token)),
+        );
+      },
+      expected: selfForbidden,
+    },
+    {
+      name: `${verb} by a child of the token that made the held send`,
+      attempt: async (w) => {
+        const { sender, held } = await ownHeldSend(w);
+        const child = await mintToken(w.server, {
+          kind: 'mailbox',
+          domainId: w.t.X.domainId,
+          mailboxId: w.t.A1.mailboxId,
+          scopes: ['MailboxApprove'],
+          parentTokenId: sender.tokenId,
+        });
+        return answer(
+          await send(w.server, 'POST', { path: `/api/messages/${held.messageId}/${verb}` }, bearer(child.token)),
+        );
+      },
+      expected: selfForbidden,
+    },
+    {
+      name: `${verb} by another MailboxApprove token of the mailbox`,
+      attempt: async (w) => {
+        const { held } = await ownHeldSend(w);
+        const human = await caller(w, 'mailbox', { scopes: ['MailboxApprove'] });
+        return answer(
+          await send(w.server, 'POST', { path: `/api/messages/${held.messageId}/${verb}` }, human.authorization),
+        );
+      },
+      expected: { status: 200, errorCode: null },
+    },
+    {
+      name: `${verb} by a domain token naming another mailbox of its domain`,
+      attempt: async (w) => {
+        const { held } = await ownHeldSend(w);
+        const domain = await caller(w, 'domain');
+        const req = { path: `/api/messages/${held.messageId}/${verb}`, json: { mailboxAddress: w.t.A2.address } };
+        return answer(await send(w.server, 'POST', req, domain.authorization));
+      },
+      expected: mismatch,
+    },
+  ]),
+  ...(['reveal', 'disable', 'delete'] as const).map((verb): AttackCase => ({
+    name: `${verb} of a later, wider token by a TokenManage-only token`,
+    attempt: async (w) => {
+      const { narrow, wide } = await narrowAndWide(w);
+      const path = `/api/mailbox/access-tokens/${wide.tokenId}${verb === 'delete' ? '' : `/${verb}`}`;
+      return answer(await send(w.server, verb === 'delete' ? 'DELETE' : 'POST', { path }, bearer(narrow.token)));
+    },
+    expected: escalation,
+  })),
+  {
+    name: 'read-state by a domain token naming another mailbox (query)',
+    attempt: async (w) => {
+      const m = await seedMessage(w.server, w.t.A1);
+      const domain = await caller(w, 'domain');
+      const req = {
+        path: `/api/messages/${m.messageId}/read-state`,
+        query: { mailboxAddress: w.t.A2.address },
+        json: { isRead: true },
+      };
+      return answer(await send(w.server, 'PUT', req, domain.authorization));
+    },
+    expected: mismatch,
+  },
+];

@@ -43,6 +43,8 @@ export interface MintOptions {
   expiresAt?: Date | null;
   disabled?: boolean;
   name?: string;
+  /** The token that minted this one (a child shares its parent's self-approval refusal). */
+  parentTokenId?: string | null;
 }
 
 /** Mints a token of any shape through TokenMinter.mint; returns plaintext and id. */
@@ -58,7 +60,7 @@ export async function mintToken(server: TestServer, o: MintOptions): Promise<{ t
       scopes: o.scopes ?? (o.kind === 'mailbox' ? MAILBOX_TOKEN_SCOPES : DOMAIN_TOKEN_SCOPES),
       expiresAt: o.expiresAt === undefined ? new Date(now + 86_400_000) : o.expiresAt,
       createdSource: 'resource',
-      parentTokenId: null,
+      parentTokenId: o.parentTokenId ?? null,
     }),
   );
   if (o.disabled)
@@ -116,6 +118,7 @@ export async function seedMessage(
 export async function seedHeldMessage(
   server: TestServer,
   mailbox: { mailboxId: string; address: string; domainId: string },
+  sentByTokenId: string | null = null,
 ): Promise<SeededMessage> {
   const { writeOutbound } = await import('../../src/core/delivery/sending/outbound.store.js');
   const services = server.runtime.services;
@@ -134,7 +137,14 @@ export async function seedHeldMessage(
         attachmentIds: [],
         parent: null,
       },
-      { at: services.clock.now(), idempotencyKey: null, requestHash: null, traceContext: null, held: true },
+      {
+        at: services.clock.now(),
+        sentByTokenId,
+        idempotencyKey: null,
+        requestHash: null,
+        traceContext: null,
+        held: true,
+      },
     ),
   );
   return { messageId: written.accepted.messageId, threadId: written.accepted.threadId };

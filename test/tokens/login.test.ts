@@ -4,8 +4,8 @@ import { mintToken, setMailboxPassword } from '../support/tenants.js';
 import { boundClient } from '../reliability/support/client-address.js';
 import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
 
-// Password login (spec rules 1–3, docs/contract.md): reuse a revealable token covering the default
-// integration scopes, else mint one; wrong password and unknown mailbox are the same 401;
+// Password login (spec rules 1–3, docs/contract.md, docs/trust.md): reuse a revealable token that
+// login or bootstrap created with exactly the default integration scopes, else mint one; wrong password and unknown mailbox are the same 401;
 // repeated failures per (mailbox, client address) are throttled (LOGIN_FAILURES_PER_15M, here 3).
 
 const LOGIN = '/api/mailbox/auth/login/password';
@@ -94,6 +94,35 @@ describe('POST /api/mailbox/auth/login/password', () => {
     const res = await login(m.address);
     expect(res.body.data.reused).toBe(false);
     expect(res.body.data.tokenId).not.toBe(narrow.tokenId);
+  });
+
+  it('never hands out a wider token: an approver token a domain admin minted is not reused, a new one is minted', async () => {
+    const { d, m, domainApi } = await mailbox();
+    await disable(d.token, m.mailboxId, m.tokenId);
+    const approver = await domainApi.post(`/api/domain/mailboxes/${m.mailboxId}/access-tokens`, {
+      tokenName: 'approver',
+      scopes: [...DEFAULT_INTEGRATION_SCOPES, 'MailboxApprove', 'WebhookManage'],
+    });
+    expect(approver.status).toBe(201);
+    const res = await login(m.address);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ reused: false, scopes: [...DEFAULT_INTEGRATION_SCOPES] });
+    expect(res.body.data.tokenId).not.toBe(approver.body.data.tokenId);
+    expect(res.body.data.accessToken).not.toBe(approver.body.data.accessToken);
+  });
+
+  it('reuses only what login or bootstrap created: an equal-scope token minted by a domain admin is not reused', async () => {
+    const { d, m, domainApi } = await mailbox();
+    await disable(d.token, m.mailboxId, m.tokenId);
+    const minted = await domainApi.post(`/api/domain/mailboxes/${m.mailboxId}/access-tokens`, {
+      tokenName: 'same scopes',
+      scopes: [...DEFAULT_INTEGRATION_SCOPES],
+    });
+    expect(minted.status).toBe(201);
+    const res = await login(m.address);
+    expect(res.body.data.reused).toBe(false);
+    expect(res.body.data.tokenId).not.toBe(minted.body.data.tokenId);
+    expect((await login(m.address)).body.data).toMatchObject({ reused: true, tokenId: res.body.data.tokenId });
   });
 
   it('answers a wrong password, an unknown mailbox and a mailbox without password with the same 401', async () => {

@@ -216,6 +216,33 @@ describe('reveal, disable, delete', () => {
     expect((await server.api(m.token).post(`${BASE}/${wide.tokenId}/reveal`)).status).toBe(200);
   });
 
+  it('refuses to disable or delete a later token wider than the caller (403); the target keeps working', async () => {
+    const m = await mailbox();
+    const narrow = (await server.api(m.token).post(BASE, { tokenName: 'n', scopes: ['TokenManage'] })).body.data;
+    const wide = (
+      await server.api(m.domainToken).post(`/api/domain/mailboxes/${m.mailboxId}/access-tokens`, {
+        tokenName: 'approver',
+        scopes: ['MailboxRead', 'MailboxApprove', 'TokenManage'],
+      })
+    ).body.data;
+    const disable = await server.api(narrow.accessToken).post(`${BASE}/${wide.tokenId}/disable`);
+    expect(disable.status).toBe(403);
+    expect(disable.body).toMatchObject({ errorCode: 'SCOPE_MISSING' });
+    expect(disable.body.errMsg).toContain('MailboxRead, MailboxApprove');
+    const remove = await server.api(narrow.accessToken).delete(`${BASE}/${wide.tokenId}`);
+    expect(remove.status).toBe(403);
+    expect((await server.api(wide.accessToken).get('/api/messages')).status).toBe(200);
+    // Within its scopes it governs: a later TokenManage-only token, and itself.
+    const peer = (await server.api(m.token).post(BASE, { tokenName: 'p', scopes: ['TokenManage'] })).body.data;
+    expect((await server.api(narrow.accessToken).post(`${BASE}/${peer.tokenId}/disable`)).status).toBe(200);
+    expect((await server.api(narrow.accessToken).delete(`${BASE}/${peer.tokenId}`)).status).toBe(200);
+    // The domain governs every token of the mailbox.
+    expect(
+      (await server.api(m.domainToken).delete(`/api/domain/mailboxes/${m.mailboxId}/access-tokens/${wide.tokenId}`))
+        .status,
+    ).toBe(200);
+  });
+
   it('disables: returns the record, the token then answers 401 and is no longer revealable (409)', async () => {
     const m = await mailbox();
     const created = (await server.api(m.token).post(BASE, { tokenName: 'd', scopes: ['MailboxRead', 'TokenManage'] }))

@@ -10,7 +10,7 @@ import { envelope, envelopeMiddleware } from './envelope.js';
 import type { RouteSpec } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { buildOpenApi } from './openapi.js';
-import { ChangeMarked, RawResponse } from './route.js';
+import { ChangeMarked, RawResponse, targetMailboxAddress } from './route.js';
 import { assertIdentityCoding } from './body-coding.js';
 import { clientAddressResolver } from '../shared/client-address.js';
 import { bearerToken } from '../shared/bearer-token.js';
@@ -133,6 +133,12 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
     const body =
       spec.body === 'multipart' ? undefined : validate(spec.body, (ctx.request as { body?: unknown }).body, 'body');
     const principal = ctx.state.principal as Principal;
+    if (spec.target)
+      await services.messages.assertTargetMailbox(
+        principal,
+        (params as { messageId: string }).messageId,
+        targetMailboxAddress(query, body),
+      );
     if (spec.changeMark === 'target') {
       const mark = await services.changeMarks.of(principal, spec.changeMark, query?.mailboxAddress, ctx.url);
       if (answerFromChangeMark(ctx, mark)) return;

@@ -1,5 +1,6 @@
 import type { ParameterizedContext } from 'koa';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { AppError } from '../../core/errors.js';
 import type { Principal } from '../../core/auth/principal.js';
 import type { Scope, TokenKind } from '../../core/tokens/scopes.js';
 import type { Services } from '../../core/services.js';
@@ -53,12 +54,44 @@ export interface RouteSpec<P = any, Q = any, B = any> {
    * for an `If-None-Match`. `mailboxAddress` comes from the query.
    */
   changeMark?: MarkedRead;
+  /**
+   * A write on one mailbox's object, named by the `:messageId` path parameter (docs/contract.md,
+   * "Domain tokens on a mailbox's objects"): `route()` adds `mailboxAddress` to the body and the
+   * query schemas, and the router checks that it names the object's mailbox before the handler.
+   */
+  target?: 'message';
   /** Set `Cache-Control: no-store` (every response carrying a plaintext token). */
   noStore?: boolean;
   handler: (input: RouteInput<P, Q, B>) => Promise<unknown>;
 }
 
-export const route = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;
+export const route = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> =>
+  spec.target ? { ...spec, query: withMailboxAddress(spec.query), body: withMailboxAddress(spec.body) } : spec;
+
+const mailboxAddressField = z
+  .string()
+  .trim()
+  .max(320)
+  .optional()
+  .describe("The object's mailbox; a domain token may name it here or in the query (docs/contract.md).");
+
+/** A target route's body or query schema with an optional `mailboxAddress` (an object schema, or none). */
+function withMailboxAddress<T>(schema: z.ZodType<T> | 'multipart' | undefined): z.ZodType<T> {
+  if (schema === 'multipart') throw new Error('A target route takes a JSON body.');
+  if (schema === undefined) return z.strictObject({ mailboxAddress: mailboxAddressField }) as unknown as z.ZodType<T>;
+  if (schema instanceof z.ZodOptional) return withMailboxAddress(schema.unwrap() as z.ZodType<T>).optional() as never;
+  if (schema instanceof z.ZodObject) return schema.extend({ mailboxAddress: mailboxAddressField }) as never;
+  throw new Error('A target route declares its body and query as object schemas.');
+}
+
+/** The `mailboxAddress` a target route was given, from the body or the query (both: they must agree). */
+export function targetMailboxAddress(query: unknown, body: unknown): string | undefined {
+  const inQuery = (query as { mailboxAddress?: string } | undefined)?.mailboxAddress || undefined;
+  const inBody = (body as { mailboxAddress?: string } | undefined)?.mailboxAddress || undefined;
+  if (inQuery !== undefined && inBody !== undefined && inQuery.toLowerCase() !== inBody.toLowerCase())
+    throw new AppError('VALIDATION_FAILED', 'mailboxAddress: the body and the query name different mailboxes.');
+  return inBody ?? inQuery;
+}
 
 /** A handler result sent as bytes instead of the envelope (downloads). */
 export class RawResponse {

@@ -14,8 +14,8 @@ import type { Logger } from '../logger.js';
 import { ms, type Database } from '../../storage/database.js';
 
 /**
- * Password login (spec, Password login): reuse a revealable token that covers the default
- * integration scopes, else mint one. Wrong password and unknown mailbox are the same 401.
+ * Password login (spec, Password login): reuse a revealable token that login or bootstrap created
+ * with exactly the default integration scopes, else mint one (docs/trust.md, "Password login"). Wrong password and unknown mailbox are the same 401.
  * Throttling (docs/api.md, "Authentication throttling"):
  * - per (mailbox address, client address): LOGIN_FAILURES_PER_15M failures, then 429 without a hash;
  * - per mailbox address: past LOGIN_FAILURES_PER_15M failures from all addresses together, every

@@ -8,7 +8,18 @@ export type ReusableTokenRow = Narrow<
   { plaintext_cipher: string }
 >;
 
-/** The newest revealable mailbox token of the mailbox holding every one of `scopes`. */
+/**
+ * What login or a mailbox's creation handed out (access_token.created_source): the only tokens a
+ * login may hand out again. A token someone minted for the mailbox (an approver, a webhook
+ * manager) is never given to whoever knows the password.
+ */
+export const LOGIN_REUSABLE_SOURCES = ['login', 'bootstrap'] as const;
+
+/**
+ * The newest revealable token that login or bootstrap created for the mailbox with exactly
+ * `scopes` (set equality: a wider token would hand out what login never grants) and no policy of
+ * its own (login mints none).
+ */
 export async function reusableMailboxToken(
   db: Database,
   mailboxId: string,
@@ -18,7 +29,8 @@ export async function reusableMailboxToken(
   return db.one(sql<ReusableTokenRow>`
       select t.id, t.token_prefix, t.scopes, t.expires_at, t.plaintext_cipher from access_token t
       where t.mailbox_id = ${mailboxId} and t.kind = 'mailbox' and ${revealableSql(now)}
-        and t.scopes @> ${[...scopes]}::text[]
+        and t.created_source = any(${[...LOGIN_REUSABLE_SOURCES]}::text[]) and t.policy is null
+        and t.scopes @> ${[...scopes]}::text[] and t.scopes <@ ${[...scopes]}::text[]
       order by t.created_at desc limit 1`);
 }
 

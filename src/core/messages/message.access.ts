@@ -1,5 +1,7 @@
 import type { Database } from '../../storage/database.js';
+import { AppError, notFound } from '../errors.js';
 import { resolveMailbox, visibilityOf, visibilityOfMailbox } from '../auth/access.js';
+import { messageMailboxId } from './message.store.js';
 import type { Principal, Visibility } from '../auth/principal.js';
 
 /**
@@ -19,4 +21,23 @@ export async function targetVisibility(
 ): Promise<Visibility> {
   if (mailboxAddress) return visibilityOfMailbox(await resolveMailbox(db, principal, mailboxAddress));
   return visibilityOf(principal);
+}
+
+/**
+ * A write on one message that names its mailbox (docs/contract.md, "Domain tokens on a mailbox's
+ * objects"): the name is resolved like everywhere else, and it must be the message's own mailbox,
+ * else 400 TARGET_MAILBOX_MISMATCH; a message the caller cannot see stays a 404. The HTTP route
+ * layer runs it for every route declaring a `target`, so no route checks it on its own.
+ */
+export async function assertTargetMailbox(
+  db: Database,
+  principal: Principal,
+  messageId: string,
+  mailboxAddress: string | undefined,
+): Promise<void> {
+  if (mailboxAddress === undefined || mailboxAddress === '') return;
+  const named = await resolveMailbox(db, principal, mailboxAddress);
+  const owner = await messageMailboxId(db.db, visibilityOf(principal), messageId);
+  if (owner === undefined) throw notFound('Message');
+  if (owner !== named.id) throw new AppError('TARGET_MAILBOX_MISMATCH');
 }

@@ -8,7 +8,7 @@ import type { EventBus } from '../../storage/event-bus.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
 import type { CursorCodec, Page } from '../paging/cursor.js';
 import type { Clock } from '../time.js';
-import { targetVisibility } from './message.access.js';
+import { assertTargetMailbox, targetVisibility } from './message.access.js';
 import type { ChangeMarks, Marked } from './change-mark.js';
 import type { ChangeSequences } from './change-sequence.js';
 import { applyReadState, applySoftDelete, type ChangeOutcome } from './message.changes.js';
@@ -138,6 +138,11 @@ export class MessageService {
       },
       mark: this.marks.ofSequence(principal, mailbox.id, sequence, request),
     };
+  }
+
+  /** A write on a message naming `mailboxAddress` must name the message's mailbox (message.access.ts). */
+  assertTargetMailbox(principal: Principal, messageId: string, mailboxAddress: string | undefined): Promise<void> {
+    return assertTargetMailbox(this.db, principal, messageId, mailboxAddress);
   }
 
   /**

@@ -2,6 +2,7 @@ import { sql, type Sql } from '../../storage/database.js';
 import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Visibility } from '../auth/principal.js';
 import type { Direction } from './message.schemas.js';
+import type { SenderFilter } from './message-trust.js';
 
 /** Columns of a summary; bodies stay out of list pages. */
 export type SummaryRow = Narrow<
@@ -32,6 +33,8 @@ export type SummaryRow = Narrow<
   /** Inbound screening (jsonb; absent where a query does not select it, null for outbound and older mail). */
   screening?: unknown;
   screening_held?: boolean;
+  /** Internal, or external with DMARC passed (message-trust.ts). */
+  is_authenticated: boolean;
 };
 
 /** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
@@ -76,12 +79,26 @@ export type ThreadRow = Row<
   'id' | 'mailbox_id' | 'subject' | 'created_at' | 'state' | 'awaiting_reply_since' | 'follow_up_at'
 >;
 
-/** origin and authenticated of a summary (docs/contract.md, "Sender integrity and inbound trust"), from m. */
-export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
+/** "Authenticated" in SQL: internal, or DMARC passed (the rule of message-trust.ts). */
+export const AUTHENTICATED_SQL = sql`(m.auth_results is null or m.auth_results #>> '{dmarc,result}' = 'pass')`;
+
+/** The summary columns that carry trust, from `m` (read by trustOfRow). */
+export const TRUST_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc,
+  ${AUTHENTICATED_SQL} as is_authenticated`;
+
+/** The SQL condition of a sender filter over `m.from_address`. */
+export function senderMatchSql(f: SenderFilter) {
+  if ('address' in f) return sql`lower(m.from_address) = ${f.address}`;
+  const host = sql`substring(lower(m.from_address) from '@([^@]*)$')`;
+  return sql`(${host} = ${f.domain} or right(${host}, ${f.domain.length + 1}) = ${`.${f.domain}`})`;
+}
+
 /** The screening of a summary (docs/screening.md), from m. */
 export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
+
+/** Every read of a summary selects these (origin and authenticated come from TRUST_COLUMNS). */
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
-  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS},
+  m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${TRUST_COLUMNS},
   m.approval_status, ${SCREENING_COLUMNS}`;
 
 /** Which inbound mail a read shows: what agents read (held mail left out), or only the held mail. */
@@ -172,6 +189,14 @@ export async function findMessage(db: Sql, v: Visibility, messageId: string): Pr
     await sql<DetailRow>`select ${DETAIL_COLUMNS} from message m join mailbox mb on mb.id = m.mailbox_id
     where m.id = ${messageId} and ${visible(v)}`.execute(db)
   ).rows[0];
+}
+
+/** The mailbox a visible message (live or deleted) belongs to. */
+export async function messageMailboxId(db: Sql, v: Visibility, messageId: string): Promise<string | undefined> {
+  return (
+    await sql<{ mailbox_id: string }>`select m.mailbox_id from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.id = ${messageId} and ${visible(v)}`.execute(db)
+  ).rows[0]?.mailbox_id;
 }
 
 export type LockedRow = Narrow<

@@ -1,6 +1,7 @@
 import { jsonValue, ms } from '../../storage/database.js';
 import { replyTextOfBodies, type Extracted } from '../extraction/extract.js';
 import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
+import { trustOfRow } from './message-trust.js';
 import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
 import type { Screening, ScreeningView } from '../screening/screening.schemas.js';
 
@@ -32,8 +33,7 @@ export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary
     createdAtTs: ms(r.created_at)!,
     receivedAtTs: ms(r.received_at),
     sentAtTs: ms(r.sent_at),
-    origin: r.is_external ? 'external' : 'internal',
-    authenticated: !r.is_external || r.external_dmarc === 'pass',
+    ...trustOfRow(r),
     approvalStatus: (r.approval_status ?? null) as MessageSummary['approvalStatus'],
     screening: toScreeningView(r.screening, r.screening_held),
   };

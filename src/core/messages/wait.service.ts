@@ -6,14 +6,15 @@ import type { EventBus } from '../../storage/event-bus.js';
 import { toSummary } from './message.views.js';
 import type { WaitInput, WaitResult } from './wait.schemas.js';
 import type { ConcurrencyCap } from '../ratelimit/concurrency-cap.js';
-import { ARRIVAL_EVENT, firstArrival, newestWithCode, type WaitFilter } from './wait.store.js';
+import { ARRIVAL_EVENT, firstArrival, newestWithCode, type MessageFilter, type WaitFilter } from './wait.store.js';
+import { senderFilterOf, UNAUTHENTICATED_WARNING } from './message-trust.js';
 import type { ChangeSequences } from './change-sequence.js';
 import {
   CODE_LOOKBACK_MS,
   type VerificationCodeInput,
   type VerificationCodeResult,
 } from './verification-code.schemas.js';
-import type { Direction } from './message.schemas.js';
+import type { Direction, MessageSummary } from './message.schemas.js';
 import { toDetailExtracted } from './message.views.js';
 
 export interface WaitOptions {
@@ -58,11 +59,7 @@ export class WaitService {
 
   private async waitHeld(principal: Principal, input: WaitInput, options: WaitOptions): Promise<WaitResult> {
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
-    const filter: WaitFilter = {
-      direction: input.direction,
-      from: input.from?.toLowerCase() ?? null,
-      subject: input.subjectContains?.toLowerCase() ?? null,
-    };
+    const filter: WaitFilter = { direction: input.direction, ...filterOf(input) };
     let since: number | null = null;
     return this.until<WaitResult>(
       mailbox.id,
@@ -86,11 +83,14 @@ export class WaitService {
             );
         }
         const match = upTo > since ? await firstArrival(this.db, mailbox.id, since, upTo, filter) : undefined;
-        if (match) return { message: toSummary(match, mailbox.address), eventId: String(match.seq), timedOut: false };
+        if (match) {
+          const message = toSummary(match, mailbox.address);
+          return { message, eventId: String(match.seq), timedOut: false, warning: warningOf(message) };
+        }
         since = Math.max(since, upTo);
         return undefined;
       },
-      () => ({ message: null, eventId: String(since ?? 0), timedOut: true }),
+      () => ({ message: null, eventId: String(since ?? 0), timedOut: true, warning: null }),
     );
   }
 
@@ -107,7 +107,7 @@ export class WaitService {
     requireScope(principal, 'MailboxRead');
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     const since = new Date(input.sinceTs ?? Date.now() - CODE_LOOKBACK_MS);
-    const filter = { from: input.from?.toLowerCase() ?? null, subject: input.subjectContains?.toLowerCase() ?? null };
+    const filter = filterOf(input);
     return this.until<VerificationCodeResult>(
       mailbox.id,
       'inbound',
@@ -117,15 +117,26 @@ export class WaitService {
         const row = await newestWithCode(this.db, mailbox.id, since, filter);
         if (!row) return undefined;
         const extracted = toDetailExtracted(row.extracted);
+        const message = toSummary(row, mailbox.address);
         return {
           code: extracted.codes[0] ?? null,
           codes: extracted.codes,
           verificationLinks: extracted.links.filter((l) => l.kind === 'verification').map((l) => l.url),
-          message: toSummary(row, mailbox.address),
+          message,
+          authenticated: message.authenticated,
+          warning: warningOf(message),
           timedOut: false,
         };
       },
-      () => ({ code: null, codes: [], verificationLinks: [], message: null, timedOut: true }),
+      () => ({
+        code: null,
+        codes: [],
+        verificationLinks: [],
+        message: null,
+        authenticated: null,
+        warning: null,
+        timedOut: true,
+      }),
     );
   }
 
@@ -163,6 +174,21 @@ export class WaitService {
     }
   }
 }
+
+/** The filter both waits share; `from` was checked by the input schema. */
+function filterOf(input: {
+  from?: string | undefined;
+  subjectContains?: string | undefined;
+  requireAuthenticated: boolean;
+}): MessageFilter {
+  return {
+    from: input.from === undefined ? null : senderFilterOf(input.from),
+    subject: input.subjectContains?.toLowerCase() ?? null,
+    requireAuthenticated: input.requireAuthenticated,
+  };
+}
+
+const warningOf = (m: MessageSummary): string | null => (m.authenticated ? null : UNAUTHENTICATED_WARNING);
 
 /** A level-triggered wake-up: a ring before `wait` is not lost. */
 class Wake {

@@ -55,6 +55,8 @@ export class ApprovalService {
     note: string | null,
   ): Promise<ApprovalResult> {
     const v = visibilityOf(principal);
+    const own = await this.store.ownSend(v, messageId, principal.tokenId);
+    if (own) await this.refuseSelf(own, principal.tokenId, decision, channel);
     const at = this.clock.now();
     const outcome = await this.db.tx(async (trx) => {
       const row = await this.store.decide(trx, v, messageId, decision, principal.tokenId, at);
@@ -69,6 +71,29 @@ export class ApprovalService {
     this.log.info(`message.${decision}`, { messageId, byTokenId: principal.tokenId });
     await this.bus.publish([outcome.event]).catch((err) => this.log.warn('events.publish_failed', { err }));
     return view(outcome.row, true);
+  }
+
+  /**
+   * Whatever its scopes, the token that made a held send (or one it minted) never decides it:
+   * an agent handed MailboxApprove, or given a wider token by mistake, still cannot let its own
+   * mail out. Refused with 403 and audited as a refused decision.
+   */
+  private async refuseSelf(row: ApprovalRow, tokenId: string, decision: Decision, channel: Channel): Promise<never> {
+    const at = this.clock.now();
+    await this.audit.append({
+      mailboxId: row.mailbox_id,
+      domainId: row.domain_id,
+      tokenId,
+      channel,
+      decision: 'refused',
+      rule: 'approval:self',
+      reason: `Refused to ${decision === 'approved' ? 'approve' : 'reject'}: this token made the send or descends from the token that did.`,
+      recipientCount: row.recipient_count,
+      messageId: row.id,
+      at,
+    });
+    this.log.warn('message.self_decision_refused', { messageId: row.id, byTokenId: tokenId, decision });
+    throw new AppError('APPROVAL_SELF_FORBIDDEN');
   }
 
   /** Nothing was pending: the same decision again is an idempotent 200, another one a 409. */

@@ -1,6 +1,7 @@
 import { sql, type Database, type Sql } from '../../storage/database.js';
 import type { Col, Narrow, Row } from '../../storage/rows.js';
 import type { Visibility } from '../auth/principal.js';
+import { policyChainSql } from '../tokens/token.store.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 
@@ -60,6 +61,18 @@ export class ApprovalStore {
     const reply = approved ? null : status === 'expired' ? 'approval expired' : 'rejected by approver';
     await sql`update message_recipient set status = ${approved ? 'queued' : 'failed'}, remote_reply = ${reply},
       updated_at = ${at} where message_id = ${messageId} and status = 'held'`.execute(trx);
+  }
+
+  /**
+   * The visible live message when `tokenId` wrote it or descends from the token that did (its
+   * chain of parents holds the writer): a decision it may not make. The writer never changes, so
+   * this read before the decision cannot race with it.
+   */
+  ownSend(v: Visibility, messageId: string, tokenId: string): Promise<ApprovalRow | undefined> {
+    return this.db.one(sql<ApprovalRow>`with approver_chain as (${policyChainSql(tokenId)})
+      select ${RETURNING} from message m join mailbox mb on mb.id = m.mailbox_id
+      where m.id = ${messageId} and m.deleted_at is null and ${visible(v)}
+        and m.sent_by_token_id in (select id from approver_chain)`);
   }
 
   /** A visible live message's approval state (for idempotent replays and conflicts). */

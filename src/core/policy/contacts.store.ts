@@ -2,11 +2,14 @@ import { sql, type Sql, type SqlFragment } from '../../storage/database.js';
 import { normalizeAddress } from '../address.js';
 
 /**
- * The addresses a mailbox has corresponded with (`mailbox_contact`), written by every path that
- * makes an address "contacted" for the outbound policy, in the transaction that does: a send that
- * leaves without approval (outbound.store), an approval (approval.service), an inbound message
- * (inbound.store). Each writer holds the mailbox row lock first (the charge or the event append),
- * so two writers of one mailbox never wait on each other's contact rows in opposite orders.
+ * The addresses a mailbox has corresponded with (`mailbox_contact`): no longer "new recipients"
+ * for the outbound policy (docs/trust.md, "Known contacts"). Written, in the transaction that
+ * makes an address known, by: a send that leaves without approval (outbound.store), an approval
+ * (approval.service), and an inbound message whose sender is authenticated (inbound.store). An
+ * unauthenticated sender never becomes known: anyone can write any From, so one forged mail
+ * would otherwise open `approval: new-recipients` to the forger's address. Each writer holds the
+ * mailbox row lock first (the charge or the event append), so two writers of one mailbox never
+ * wait on each other's contact rows in opposite orders.
  */
 
 /**
@@ -20,12 +23,14 @@ export const insertContactsSql = (mailboxId: string, addresses: SqlFragment, at:
 
 /**
  * Records the sender of an inbound message (lower-cased, as the policy compares recipients; none
- * for an empty sender); the intake runs it as a CTE of its message insert.
+ * for an empty sender) when it is authenticated (message-trust.ts: internal, or DMARC passed);
+ * the intake runs it as a CTE of its message insert.
  */
-export const inboundSenderContactSql = (mailboxId: string, from: string, at: Date) =>
+export const inboundSenderContactSql = (mailboxId: string, from: string, authenticated: boolean, at: Date) =>
   insertContactsSql(
     mailboxId,
-    sql`select a.address from (select ${normalizeAddress(from)}::text as address) a where a.address <> ''`,
+    sql`select a.address from (select ${normalizeAddress(from)}::text as address) a
+      where a.address <> '' and ${authenticated}::boolean`,
     at,
   );
 

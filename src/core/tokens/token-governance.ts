@@ -98,7 +98,8 @@ export class TokenGovernance {
     const row = await this.find(g, tokenId);
     if (!isRevealable(row, this.clock.now())) throw new AppError('TOKEN_NOT_REVEALABLE');
     if (g.onlyLaterThanCaller) {
-      assertNoEscalation(g.caller, row);
+      assertScopesWithin(g.caller, row, 'Revealing');
+      assertExpiryWithin(g.caller, row);
       await this.assertPolicyNoEscalation(g.caller.tokenId, row.id);
     }
     const accessToken = this.cipher.decrypt(row.plaintext_cipher!, row.id);
@@ -112,7 +113,8 @@ export class TokenGovernance {
   }
 
   async disable(g: Governance, tokenId: string): Promise<TokenRecordView> {
-    await this.find(g, tokenId);
+    const target = await this.find(g, tokenId);
+    if (g.onlyLaterThanCaller) assertScopesWithin(g.caller, target, 'Disabling');
     const row = await this.store.disable(tokenId, this.clock.now());
     this.authenticator.forgetCached(tokenId);
     this.log.info('token.disabled', { tokenId, byTokenId: g.caller.tokenId });
@@ -120,7 +122,8 @@ export class TokenGovernance {
   }
 
   async remove(g: Governance, tokenId: string): Promise<{ tokenId: string; deleted: true }> {
-    await this.find(g, tokenId);
+    const target = await this.find(g, tokenId);
+    if (g.onlyLaterThanCaller) assertScopesWithin(g.caller, target, 'Deleting');
     await this.store.delete(tokenId);
     this.authenticator.forgetCached(tokenId);
     this.log.info('token.deleted', { tokenId, byTokenId: g.caller.tokenId });
@@ -189,18 +192,22 @@ const owner = (g: Governance): TokenOwner => ({
 });
 
 /**
- * Revealing a token hands over everything it can do, so a mailbox token may reveal only what
- * it could have created itself: the creation rule (subset of scopes, expiry not later than the
- * caller's) applied to reveal. Without it a narrow TokenManage token could reveal a later,
- * wider token (for example one minted by password login) and escalate.
+ * A mailbox token governs (reveals, disables, deletes) only tokens it could have created itself:
+ * scopes within its own. Revealing a wider token would hand over what the caller lacks (for
+ * example a later login token's scopes to a narrow TokenManage token); disabling or deleting one
+ * would let a narrow token switch off the wider tokens of its mailbox, an approver's among them.
  */
-function assertNoEscalation(caller: Principal, r: TokenRow): void {
+function assertScopesWithin(caller: Principal, r: TokenRow, verb: 'Revealing' | 'Disabling' | 'Deleting'): void {
   const beyond = r.scopes.filter((s) => !caller.scopes.has(s));
   if (beyond.length > 0)
     throw new AppError(
       'SCOPE_MISSING',
-      `Revealing this token would grant ${beyond.join(', ')}, which the calling token lacks.`,
+      `${verb} this token needs ${beyond.join(', ')}, which the calling token lacks: a token governs only tokens within its own scopes.`,
     );
+}
+
+/** Revealing hands the token over: it may not outlive the caller either (the creation rule). */
+function assertExpiryWithin(caller: Principal, r: TokenRow): void {
   const ceiling = caller.expiresAt?.getTime() ?? Infinity;
   const expiry = r.expires_at === null ? Infinity : new Date(r.expires_at).getTime();
   if (expiry > ceiling) throw new AppError('SCOPE_MISSING', 'Revealing this token would outlive the calling token.');

@@ -139,6 +139,8 @@ export const MessageEntity = defineEntity({
     approvalStatus: p.string().length(16).nullable(),
     approvalDecidedAt: p.datetime(3).nullable(),
     approvalDecidedBy: p.string().length(40).nullable(),
+    /** The token that wrote an outbound message (its own approvals are refused); null for inbound. */
+    sentByTokenId: p.string().length(40).nullable(),
     /** RFC 3834 Auto-Submitted value the composed message carries (HTTP/MCP mail under the loop guard). */
     autoSubmitted: p.string().length(32).nullable(),
     /** What extraction found at ingest (codes, links, reply text); null for outbound and older mail. */

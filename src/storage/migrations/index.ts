@@ -20,6 +20,8 @@ import { Migration20270401000000AttachmentTextClaims } from './20270401000000-at
 import { Migration20270403000000MessageScreening } from './20270403000000-message-screening.js';
 import { Migration20270406000000ReplyTo } from './20270406000000-reply-to.js';
 import { Migration20270407000000ThreadState } from './20270407000000-thread-state.js';
+import { Migration20270402000000MessageSenderToken } from './20270402000000-message-sender-token.js';
+import { Migration20270402000100ContactsAuthenticated } from './20270402000100-contacts-authenticated.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -41,6 +43,8 @@ export const migrations = [
   { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
   { name: 'Migration20270401000000AttachmentTextClaims', class: Migration20270401000000AttachmentTextClaims },
+  { name: 'Migration20270402000000MessageSenderToken', class: Migration20270402000000MessageSenderToken },
+  { name: 'Migration20270402000100ContactsAuthenticated', class: Migration20270402000100ContactsAuthenticated },
   { name: 'Migration20270403000000MessageScreening', class: Migration20270403000000MessageScreening },
   { name: 'Migration20270406000000ReplyTo', class: Migration20270406000000ReplyTo },
   { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },

@@ -102,6 +102,7 @@ export const messageRoutes: RouteSpec[] = [
   route({
     method: 'PUT',
     path: '/api/messages/:messageId/read-state',
+    target: 'message',
     summary: 'Mark one message read or unread.',
     auth: 'bearer',
     scope: 'MailboxRead',
@@ -116,6 +117,7 @@ export const messageRoutes: RouteSpec[] = [
   route({
     method: 'DELETE',
     path: '/api/messages/:messageId',
+    target: 'message',
     summary: 'Soft-delete one message.',
     auth: 'bearer',
     scope: 'MailboxDelete',

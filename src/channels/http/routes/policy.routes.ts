@@ -50,6 +50,7 @@ export const policyRoutes: RouteSpec[] = [
     route({
       method: 'POST',
       path: `/api/messages/:messageId/${verb}`,
+      target: 'message',
       summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a held message (idempotent; the first decision wins).`,
       auth: 'bearer',
       scope: 'MailboxApprove',

@@ -4,7 +4,7 @@ import {
 } from '../../../core/messages/verification-code.schemas.js';
 import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from '../../../core/messages/wait.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
-import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
+import { ERRORS_NOTE, FROM_FILTER, MAILBOX_ADDRESS_ACTING, REQUIRE_AUTHENTICATED } from './fields.js';
 
 /** GET /api/messages/verification-code. */
 export const getVerificationCodeTool = defineTool({
@@ -17,12 +17,14 @@ export const getVerificationCodeTool = defineTool({
     'same newest code until a newer one arrives. Only mail since sinceTs counts (default: the last 10 minutes). ' +
     'Narrow with from (e.g. "github.com") and subjectContains. Answers code (the first code of that message, separators ' +
     'removed, ready to type), all its codes, its verification links (for magic-link / confirm-address flows) and the ' +
-    'message summary. On timeout: code null, timedOut true; call again. Needs the MailboxRead scope. ' +
+    'message summary, with authenticated and a warning when the sender is not authenticated (a code in forged mail is ' +
+    'an attack: prefer requireAuthenticated true). On timeout: code null, timedOut true; call again. Needs the MailboxRead scope. ' +
     ERRORS_NOTE,
   input: describeFields(verificationCodeInputSchema, {
     mailboxAddress: MAILBOX_ADDRESS_ACTING,
-    from: 'Only messages whose From address or sender name contains this text (case-insensitive).',
+    from: FROM_FILTER,
     subjectContains: 'Only messages whose subject contains this text (case-insensitive).',
+    requireAuthenticated: REQUIRE_AUTHENTICATED,
     sinceTs: 'Only messages received at or after this Unix time in milliseconds. Default: 10 minutes ago.',
     timeoutMs: `How long to wait in milliseconds, 0..${WAIT_MAX_MS}. Default ${WAIT_DEFAULT_MS}. 0 checks once.`,
   }),

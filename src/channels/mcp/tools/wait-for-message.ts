@@ -5,7 +5,7 @@ import {
   WAIT_MAX_MS,
 } from '../../../core/messages/wait.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
-import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
+import { ERRORS_NOTE, FROM_FILTER, MAILBOX_ADDRESS_ACTING, REQUIRE_AUTHENTICATED } from './fields.js';
 
 /**
  * Progress every 10 s while waiting, when the client passed a progressToken: a client that
@@ -23,13 +23,14 @@ export const waitForMessageTool = defineTool({
     '(1) call it with timeoutMs 0 to get the current eventId, (2) trigger the e-mail (e.g. submit the sign-up form), ' +
     '(3) call it again with sinceEventId = that eventId and a from / subjectContains filter, repeating while timedOut is true ' +
     "and passing each answer's eventId on. Without sinceEventId only mail arriving after the call counts. On a match it returns " +
-    'the message summary (call get_message for the body) and its eventId; pass that eventId as sinceEventId to wait for the ' +
+    'the message summary (with a warning when its sender is not authenticated; call get_message for the body) and its eventId; pass that eventId as sinceEventId to wait for the ' +
     'next one without seeing this one again. On timeout: message null, timedOut true. Needs the MailboxRead scope. ' +
     ERRORS_NOTE,
   input: describeFields(waitInputSchema, {
     mailboxAddress: MAILBOX_ADDRESS_ACTING,
-    from: 'Only messages whose From address or sender name contains this text (case-insensitive), e.g. "github.com".',
+    from: FROM_FILTER,
     subjectContains: 'Only messages whose subject contains this text (case-insensitive), e.g. "verification code".',
+    requireAuthenticated: REQUIRE_AUTHENTICATED,
     direction: '"inbound" (received, the default) or "outbound" (sent by this mailbox).',
     sinceEventId: 'Only messages that arrived after this eventId (from a previous wait_for_message answer).',
     timeoutMs: `How long to wait in milliseconds, 0..${WAIT_MAX_MS}. Default ${WAIT_DEFAULT_MS}. 0 checks once and returns.`,

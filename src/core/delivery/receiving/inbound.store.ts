@@ -14,6 +14,7 @@ import { createThread, touchThread } from '../thread.store.js';
 import { screeningContext } from '../../screening/screening.store.js';
 import { screenInbound } from '../../screening/inbound-screening.js';
 import { receivedEventData } from './received-event.js';
+import { trustOfVerdicts } from '../../messages/message-trust.js';
 
 /** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
 export interface InboundMessage {
@@ -121,6 +122,7 @@ export class InboundStore {
     const extracted = extractAtIngest(m);
     // Screened once here, before the sender joins the contacts (docs/screening.md).
     const { screening, held } = screenInbound(m, context);
+    const trust = trustOfVerdicts(m.authResults);
     // Issued together and awaited together (one round trip when pipelined).
     const written = [
       charged,
@@ -133,9 +135,9 @@ export class InboundStore {
             at: now,
             direction: 'inbound',
           }),
-      // With the message, its sender stops being a new recipient for this mailbox (contacts.store.ts);
+      // With authenticated mail, its sender stops being a new recipient for this mailbox (contacts.store.ts);
       // not while held: hostile mail must not make its sender a known contact (docs/screening.md).
-      sql`${held ? sql`` : sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, now)})`}
+      sql`${held ? sql`` : sql`with sender_contact as (${inboundSenderContactSql(m.mailboxId, m.from, trust.authenticated, now)})`}
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,

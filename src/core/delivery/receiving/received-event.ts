@@ -1,4 +1,5 @@
 import type { Screening } from '../../screening/screening.schemas.js';
+import { trustOfVerdicts } from '../../messages/message-trust.js';
 
 /** What a `message.received` event says of a message: at ingest, or when held mail is released. */
 export interface ReceivedEventFields {
@@ -19,7 +20,6 @@ export interface ReceivedEventFields {
 
 /** The `message.received` payload, one shape for ingest and release. */
 export function receivedEventData(f: ReceivedEventFields): Record<string, unknown> {
-  const auth = f.authResults as { dmarc?: { result?: string } } | null | undefined;
   return {
     messageId: f.messageId,
     threadId: f.threadId,
@@ -32,9 +32,8 @@ export function receivedEventData(f: ReceivedEventFields): Record<string, unknow
     attachmentCount: f.attachmentCount,
     inReplyToMessageId: f.inReplyToMessageId,
     receivedAtTs: f.receivedAt.getTime(),
-    // docs/contract.md, "Sender integrity and inbound trust": verdicts are stored for port-25 mail only.
-    origin: auth ? 'external' : 'internal',
-    authenticated: !auth || auth.dmarc?.result === 'pass',
+    // docs/contract.md, "Sender integrity and inbound trust": the one rule (message-trust.ts).
+    ...trustOfVerdicts(f.authResults as Record<string, unknown> | null),
     screening: f.screening,
   };
 }

@@ -48,6 +48,8 @@ export interface OutboundDraft {
 
 export interface OutboundMeta {
   at: Date;
+  /** The token that writes the message: it may not decide its own approval (approval.service). */
+  sentByTokenId: string | null;
   idempotencyKey: string | null;
   requestHash: string | null;
   traceContext: string | null;
@@ -123,13 +125,13 @@ export async function writeOutbound(
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
       raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, read_at,
       delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted,
-      stored_bytes)
+      stored_bytes, sent_by_token_id)
     values (${messageId}, ${mailbox.id}, ${threadId}, 'outbound', ${draft.subject}, ${fromAddress}, ${fromDisplayName},
       ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${attachmentCount},
       ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
       ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
-      ${meta.autoSubmitted ?? null}, ${storedBytes})`.execute(trx),
+      ${meta.autoSubmitted ?? null}, ${storedBytes}, ${meta.sentByTokenId})`.execute(trx),
     claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),
     ...forwarded.map((a) => insertAttachment(trx, { ...a, mailboxId: mailbox.id, messageId, at })),
     insertRecipients(trx, mailbox.id, messageId, recipientsOf(draft), state, at),

@@ -242,6 +242,7 @@ export class SendService {
     verdict = this.policy.withContent(verdict, draft);
     const meta = {
       at: options.at,
+      sentByTokenId: actor.tokenId,
       messageId: options.messageId,
       reservedBytes: options.reservedBytes,
       quotaExempt: options.quotaExempt,
