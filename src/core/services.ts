@@ -260,7 +260,13 @@ export function createServices(deps: CoreDeps): Services {
       maxHeapMb: 256,
       concurrency: 2,
     }),
-    webhooks: new WebhookService(db, webhookCipher, clock, { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
+    webhooks: new WebhookService(
+      db,
+      webhookCipher,
+      clock,
+      { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS },
+      { perMailbox: config.WEBHOOK_MAX_PER_MAILBOX, perDomain: config.WEBHOOK_MAX_PER_DOMAIN },
+    ),
     webhookCipher,
     storage: new StorageService(db),
   };
