@@ -11,7 +11,7 @@ export const EVENT_TYPES = [
   'message.approval-required',
   'message.approved',
   'message.rejected',
-  /** A webhook was disabled after failing for WEBHOOK_DISABLE_AFTER (docs/api.md, "Webhooks"). */
+  /** A webhook was disabled: failing for WEBHOOK_DISABLE_AFTER, or its registering token gone (docs/webhooks.md). */
   'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
