@@ -265,7 +265,9 @@ export const configSchema = z.object({
   /** Attachment text: extractor processes at once per server process; the rest wait their tenant's turn. */
   ATTACHMENT_TEXT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /** Webhooks: time limit of one delivery attempt (connect, send, 2xx answer). */
-  WEBHOOK_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
+  WEBHOOK_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
+  /** Webhooks: time limit of the TCP (and TLS) connect inside one attempt. */
+  WEBHOOK_CONNECT_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(2_000),
   /** Webhooks: delay after the first failed attempt, doubling per attempt (half fixed, half random). */
   WEBHOOK_RETRY_BASE: durationMs.refine((ms) => ms > 0, 'must be above 0').default(5_000),
   /** Webhooks: ceiling of one retry delay. */
@@ -274,6 +276,12 @@ export const configSchema = z.object({
   WEBHOOK_DISABLE_AFTER: durationMs.refine((ms) => ms > 0, 'must be above 0').default(86_400_000),
   /** Webhooks: deliveries in flight at once per worker process. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Webhooks: deliveries of one domain in flight at once across all workers (the rest wait for other tenants). */
+  WEBHOOK_IN_FLIGHT_PER_DOMAIN: z.coerce.number().int().min(1).max(64).default(2),
+  /** Webhooks: live registrations of one mailbox at most (WEBHOOK_LIMIT_REACHED beyond). */
+  WEBHOOK_MAX_PER_MAILBOX: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Webhooks: live registrations of one domain at most, its mailboxes' included (WEBHOOK_LIMIT_REACHED beyond). */
+  WEBHOOK_MAX_PER_DOMAIN: z.coerce.number().int().min(1).max(10_000).default(25),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -362,6 +362,12 @@ export const ERRORS = {
     smtp: '501 5.5.4 Syntax error in parameters',
     message: 'The webhook url must be an absolute http(s) URL to a public address.',
   },
+  WEBHOOK_LIMIT_REACHED: {
+    status: 409,
+    smtp: '452 4.3.1 Too many webhooks',
+    message:
+      'This mailbox already has WEBHOOK_MAX_PER_MAILBOX webhooks or its domain WEBHOOK_MAX_PER_DOMAIN; remove one first.',
+  },
   INTERNAL: { status: 500, smtp: '451 4.3.0 Local error in processing', message: 'Internal error.' },
   UNAVAILABLE: {
     status: 503,

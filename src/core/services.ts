@@ -273,7 +273,13 @@ export function createServices(deps: CoreDeps): Services {
       concurrency: config.ATTACHMENT_TEXT_CONCURRENCY,
       zip: { maxInflatedBytes: config.ATTACHMENT_TEXT_MAX_INFLATED, maxRatio: 200, maxEntries: 5_000 },
     }),
-    webhooks: new WebhookService(db, webhookCipher, clock, { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
+    webhooks: new WebhookService(
+      db,
+      webhookCipher,
+      clock,
+      { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS },
+      { perMailbox: config.WEBHOOK_MAX_PER_MAILBOX, perDomain: config.WEBHOOK_MAX_PER_DOMAIN },
+    ),
     webhookCipher,
     storage: new StorageService(db),
   };

@@ -199,6 +199,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       pollIntervalMs: config.WORKER_POLL_INTERVAL,
       leaseMs: config.WORKER_LEASE,
       timeoutMs: config.WEBHOOK_TIMEOUT,
+      connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT,
+      inFlightPerDomain: config.WEBHOOK_IN_FLIGHT_PER_DOMAIN,
       retry: { baseMs: config.WEBHOOK_RETRY_BASE, maxMs: config.WEBHOOK_RETRY_MAX },
       disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
       concurrency: config.WEBHOOK_CONCURRENCY,

@@ -274,6 +274,8 @@ export interface Thread {
 }
 
 export interface Webhook {
+  circuit_open_until: DbTimestamp | null;
+  consecutive_failures: Generated<number>;
   created_at: DbTimestamp;
   created_by_token_id: string | null;
   disabled_at: DbTimestamp | null;

@@ -15,7 +15,7 @@ export const EVENT_TYPES = [
   'thread.state-changed',
   /** A thread still awaiting_reply reached its followUpAt (docs/workflow.md, "Follow-ups"). */
   'thread.follow-up-due',
-  /** A webhook was disabled after failing for WEBHOOK_DISABLE_AFTER (docs/api.md, "Webhooks"). */
+  /** A webhook was disabled: failing for WEBHOOK_DISABLE_AFTER, or its registering token gone (docs/webhooks.md). */
   'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

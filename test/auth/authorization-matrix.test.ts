@@ -25,6 +25,9 @@ beforeAll(async () => {
       SEND_RATE_LIMIT_PER_MINUTE: '100000',
       AUTO_REPLY_LIMIT_PER_HOUR: '1000000',
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+      // Every row registers webhooks in the same domain: the webhook caps are not under test here.
+      WEBHOOK_MAX_PER_DOMAIN: '10000',
+      WEBHOOK_MAX_PER_MAILBOX: '1000',
     },
   });
   world = await createMatrixWorld(server);

@@ -115,4 +115,28 @@ describe.skipIf(!hasChromium)('hostile HTML mail in the console', () => {
     expect(forbidden).toEqual([]);
     expect(dialogs).toEqual([]);
   });
+
+  it('cleans inside a declarative shadow root (<template shadowrootmode>) as everywhere else', async () => {
+    const h = attacker.origin;
+    await mailFromOutside(server.ports.mx, 'agent@example.test', 'Shadow digest', {
+      html:
+        `<p>Shadow newsletter</p><div id="host"><template shadowrootmode="open"><p>inside the shadow</p>` +
+        `<img src="x" onerror="fetch('${h}/shadow-onerror')"><script>fetch('${h}/shadow-script')</script>` +
+        `<iframe src="${h}/shadow-iframe"></iframe><a href="javascript:fetch('${h}/shadow-js')">x</a></template></div>`,
+    });
+    await page.getByRole('link', { name: 'Inbox', exact: true }).click();
+    await page.getByRole('link', { name: 'Shadow digest' }).click({ timeout: 15_000 });
+    const frame = page.frameLocator('iframe[title="Message body"]');
+    await frame.getByText('Shadow newsletter').waitFor();
+    const srcdoc = (await page.locator('iframe[title="Message body"]').getAttribute('srcdoc')) ?? '';
+    expect(srcdoc).toContain('Shadow newsletter');
+    for (const banned of ['onerror', '<script', '<iframe', 'javascript:', 'shadowrootmode'])
+      expect(srcdoc, banned).not.toContain(banned);
+    // The template stays inert: no shadow root was attached to its host.
+    const body = page.frames().find((f) => f !== page.mainFrame())!;
+    expect(await body.evaluate("document.getElementById('host').shadowRoot === null")).toBe(true);
+    await page.waitForTimeout(1_000);
+    expect(attacker.hits.filter((hit) => hit.startsWith('/shadow'))).toEqual([]);
+    expect(dialogs).toEqual([]);
+  });
 });

@@ -107,6 +107,9 @@ beforeAll(async () => {
       AUTH_FAILURES_PER_15M: '1000000',
       AUTO_REPLY_LIMIT_PER_HOUR: '1000000',
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+      // Every row registers webhooks in the same domain: the webhook caps are not under test here.
+      WEBHOOK_MAX_PER_DOMAIN: '10000',
+      WEBHOOK_MAX_PER_MAILBOX: '1000',
     },
     log: createPinoLogger('error', { onLine: (line) => serverErrors.push(line) }),
   });

@@ -81,17 +81,21 @@ const grantable = (c: FixtureCaller): Scope[] => [c.scopes.find((s) => MAILBOX_T
 const webhookOf = async (w: MatrixWorld, mailboxId: string | null): Promise<string> => {
   const id = newId(ID_PREFIX.webhook);
   const services = w.server.runtime.services;
-  await insertWebhook(services.db, {
-    id,
-    domainId: w.t.X.domainId,
-    mailboxId,
-    url: 'http://127.0.0.1:9/hook',
-    eventTypes: null,
-    mailboxIds: null,
-    secretCipher: services.webhookCipher.encrypt('whsec_AAAA', id),
-    tokenId: 'tok_fixture',
-    at: new Date(),
-  });
+  await insertWebhook(
+    services.db,
+    { perMailbox: 1000, perDomain: 1000 },
+    {
+      id,
+      domainId: w.t.X.domainId,
+      mailboxId,
+      url: 'http://127.0.0.1:9/hook',
+      eventTypes: null,
+      mailboxIds: null,
+      secretCipher: services.webhookCipher.encrypt('whsec_AAAA', id),
+      tokenId: 'tok_fixture',
+      at: new Date(),
+    },
+  );
   return id;
 };
 const domainTokens = (w: MatrixWorld) => `/api/domain/mailboxes/${w.t.A1.mailboxId}/access-tokens`;

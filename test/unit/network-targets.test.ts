@@ -21,10 +21,41 @@ describe('network targets (docs/api.md, Network targets)', () => {
     'fd00:ec2::254', // AWS metadata over IPv6
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::127.0.0.1', // IPv4-compatible (::/96)
+    '::7f00:1',
+    '::10.0.0.1',
+    '::8.8.8.8', // IPv4-compatible is deprecated whatever it carries
+    '64:ff9b::7f00:1', // NAT64 of 127.0.0.1
+    '64:ff9b::a00:1', // NAT64 of 10.0.0.1
+    '64:ff9b:1::a00:1', // local-use NAT64
+    '2002:7f00:1::1', // 6to4 of 127.0.0.1
+    '2002:a00:1::1', // 6to4 of 10.0.0.1
+    '2002:c0a8:101::1', // 6to4 of 192.168.1.1
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+    'fd12:3456:789a::1', // ULA
+    'fe80::1%eth0',
+    'febf::1', // link-local, top of fe80::/10
+    'fec0::1', // site-local (deprecated)
+    'ff02::1', // multicast
+    'ff0e::1',
+    '2001:db8::1', // documentation
+    '3fff::1', // documentation (3fff::/20)
+    '100::1', // discard-only
+    '4000::1', // outside 2000::/3
+    '5f00::1', // segment routing
+    '::ffff:169.254.169.254',
     'not-an-address',
     '',
   ];
-  const permitted = ['8.8.8.8', '93.184.216.34', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.4.4'];
+  const permitted = [
+    '8.8.8.8',
+    '93.184.216.34',
+    '172.32.0.1',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001::200e',
+    '3ffe::1',
+    '::ffff:8.8.4.4',
+  ];
 
   it.each(refused)('refuses %s by default', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);

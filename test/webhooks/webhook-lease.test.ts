@@ -67,6 +67,8 @@ describe('the webhook lease', () => {
         pollIntervalMs: 50,
         leaseMs: WORKER_LEASE_MS,
         timeoutMs: TIMEOUT_MS,
+        connectTimeoutMs: TIMEOUT_MS,
+        inFlightPerDomain: 4,
         retry: { baseMs: 100, maxMs: 400 },
         disableAfterMs: 3_600_000,
         concurrency: 2,

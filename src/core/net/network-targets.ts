@@ -11,14 +11,36 @@ export interface NetworkTargetPolicy {
   allowPrivate: boolean;
 }
 
-/** True for a globally routable unicast address (IPv4, IPv6, IPv4-mapped IPv6 judged as IPv4). */
+/** Global unicast space (RFC 4291 section 2.4): every other IPv6 prefix is local or special. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * True for a globally routable unicast address. IPv4-mapped IPv6 is judged as its IPv4 address;
+ * any other IPv6 must lie in 2000::/3 and in no special-purpose block, so the IPv4-compatible
+ * (::/96), NAT64, 6to4, Teredo, ULA, link-local, site-local, multicast and documentation forms
+ * are refused whatever IPv4 address they carry.
+ */
 export function isPublicAddress(ip: string): boolean {
-  if (!ipaddr.isValid(ip)) return false;
-  let addr = ipaddr.parse(ip);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress())
-    addr = (addr as ipaddr.IPv6).toIPv4Address();
+  if (ipaddr.IPv4.isValid(ip)) return ipaddr.IPv4.parse(ip).range() === 'unicast';
+  const v6 = parseIPv6(ip);
+  if (!v6) return false;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() === 'unicast';
   // ipaddr.js names every special-purpose block (RFC 6890); only 'unicast' is the public rest.
-  return addr.range() === 'unicast';
+  return v6.match(GLOBAL_UNICAST) && v6.range() === 'unicast';
+}
+
+/**
+ * Parses IPv6 text through the WHATWG URL host parser first: ipaddr.js reads a dotted tail as
+ * IPv4-mapped ("::8.8.8.8" would become "::ffff:808:808"), the URL parser keeps it IPv4-compatible
+ * as a connecting socket would. A zone index is refused: it names a local interface.
+ */
+function parseIPv6(ip: string): ipaddr.IPv6 | undefined {
+  if (!ipaddr.IPv6.isValid(ip) || ip.includes('%')) return undefined;
+  try {
+    return ipaddr.IPv6.parse(new URL(`http://[${ip}]/`).hostname.slice(1, -1));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether `ip` may be connected to under `policy`. */

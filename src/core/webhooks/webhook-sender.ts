@@ -22,7 +22,7 @@ export async function sendWebhook(
   urlText: string,
   secret: string,
   event: MailboxEvent,
-  options: { timeoutMs: number; policy: NetworkTargetPolicy; now: Date },
+  options: { timeoutMs: number; connectTimeoutMs: number; policy: NetworkTargetPolicy; now: Date },
 ): Promise<SendOutcome> {
   let target: { address: string; family: 4 | 6 };
   const url = parseWebhookUrl(urlText);
@@ -72,6 +72,16 @@ export async function sendWebhook(
         finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, error: `HTTP ${status}` });
       },
     );
+    // A listener that never accepts fails fast: the connect has its own, shorter limit.
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const connectTimer = setTimeout(
+        () => req.destroy(new Error(`no connection within ${options.connectTimeoutMs} ms`)),
+        options.connectTimeoutMs,
+      );
+      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+      socket.once('close', () => clearTimeout(connectTimer));
+    });
     req.on('error', (err) => finish({ ok: false, error: err.message }));
     req.end(body);
   });

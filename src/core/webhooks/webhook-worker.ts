@@ -14,6 +14,9 @@ import {
 import { sendWebhook } from './webhook-sender.js';
 import { PollingLoop } from '../housekeeping/polling-loop.js';
 
+/** The disabled reason of a webhook whose registering token went away. */
+export const REVOKED_REASON = 'the token that registered this webhook is disabled, deleted or expired';
+
 export interface WebhookWorkerOptions {
   workerId: string;
   pollIntervalMs: number;
@@ -21,6 +24,10 @@ export interface WebhookWorkerOptions {
   leaseMs: number;
   /** Per attempt: connect, send and the 2xx answer must fit in it. */
   timeoutMs: number;
+  /** Per attempt: the connect alone. */
+  connectTimeoutMs: number;
+  /** WEBHOOK_IN_FLIGHT_PER_DOMAIN: one tenant's share of the deliveries in flight. */
+  inFlightPerDomain: number;
   retry: RetryPolicy;
   /** A webhook failing without a single success for this long is disabled. */
   disableAfterMs: number;
@@ -73,10 +80,21 @@ export class WebhookWorker {
     const { db, clock } = this.services;
     // The lease outlives one attempt by far, so it never needs renewing mid-send.
     const leaseMs = webhookLeaseMs(this.options.leaseMs, this.options.timeoutMs);
-    const d = await claimDelivery(db, this.options.workerId, leaseMs, clock.now());
+    const d = await claimDelivery(
+      db,
+      this.options.workerId,
+      { leaseMs, inFlightPerDomain: this.options.inFlightPerDomain },
+      clock.now(),
+    );
     if (!d) return false;
+    if (!d.creatorValid) {
+      // The webhook speaks for its token: once that token can no longer read, nothing more is sent.
+      await this.disable(d, REVOKED_REASON);
+      return true;
+    }
     const outcome = await sendWebhook(d.url, this.cipher.decrypt(d.secretCipher, d.webhookId), d.payload, {
       timeoutMs: this.options.timeoutMs,
+      connectTimeoutMs: this.options.connectTimeoutMs,
       policy: this.options.policy,
       now: clock.now(),
     });
@@ -86,14 +104,19 @@ export class WebhookWorker {
       return true;
     }
     const retryAt = new Date(now.getTime() + retryDelayMs(d.attempts + 1, this.options.retry));
-    const { failingSince } = await markFailed(db, d, this.options.workerId, outcome.error, retryAt, now);
-    if (now.getTime() - failingSince.getTime() >= this.options.disableAfterMs) await this.disable(d, outcome.error);
+    const { failingSince } = await markFailed(db, d, this.options.workerId, outcome.error, retryAt, now, (failures) =>
+      retryDelayMs(failures, this.options.retry),
+    );
+    if (now.getTime() - failingSince.getTime() >= this.options.disableAfterMs)
+      await this.disable(
+        d,
+        `failing since more than ${Math.round(this.options.disableAfterMs / 3_600_000)} h; last error: ${outcome.error}`,
+      );
     return true;
   }
 
-  private async disable(d: ClaimedDelivery, lastError: string): Promise<void> {
+  private async disable(d: ClaimedDelivery, reason: string): Promise<void> {
     const { db, clock, bus, log } = this.services;
-    const reason = `failing since more than ${Math.round(this.options.disableAfterMs / 3_600_000)} h; last error: ${lastError}`;
     const events = await db.tx(async (trx) => {
       const now = clock.now();
       const mailboxes = await disableWebhook(trx, d.webhookId, reason, now);

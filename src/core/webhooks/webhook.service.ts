@@ -16,6 +16,7 @@ import {
   listWebhooks,
   mailboxIdsOf,
   toWebhookView,
+  type WebhookCaps,
   type WebhookOwner,
 } from './webhook.store.js';
 import type { CreateWebhookInput, CreatedWebhook, WebhookView } from './webhook.schemas.js';
@@ -24,7 +25,10 @@ import type { CreateWebhookInput, CreatedWebhook, WebhookView } from './webhook.
  * Webhook registrations (docs/contract.md, Webhooks). `/api/domain/webhooks` needs a domain token with
  * DomainManage and may name any mailboxes of the domain; `/api/mailbox/webhooks` needs a mailbox
  * token with WebhookManage and only ever covers its own mailbox. The secret is returned once and
- * kept encrypted under a key derived from the server key, bound to the webhook id.
+ * kept encrypted under a key derived from the server key, bound to the webhook id. Live
+ * registrations are capped per mailbox and per domain (docs/webhooks.md, "Limits"); every token
+ * of the mailbox with WebhookManage, and the domain token, lists and removes the mailbox's webhooks
+ * whoever registered them.
  */
 export class WebhookService {
   constructor(
@@ -32,6 +36,7 @@ export class WebhookService {
     private readonly cipher: TokenCipher,
     private readonly clock: Clock,
     private readonly policy: NetworkTargetPolicy,
+    private readonly caps: WebhookCaps,
   ) {}
 
   async create(principal: Principal, via: WebhookOwner['kind'], input: CreateWebhookInput): Promise<CreatedWebhook> {
@@ -50,7 +55,7 @@ export class WebhookService {
     }
     const id = newId(ID_PREFIX.webhook);
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    await insertWebhook(this.db, {
+    await insertWebhook(this.db, this.caps, {
       id,
       domainId: owner.domainId,
       mailboxId: owner.kind === 'mailbox' ? owner.mailboxId : null,

@@ -1,6 +1,7 @@
 import { ms, sql, type Database } from '../../storage/database.js';
 import type { Row } from '../../storage/rows.js';
 import type { WebhookView } from './webhook.schemas.js';
+import { AppError } from '../errors.js';
 
 export type WebhookRow = Row<
   'webhook',
@@ -35,8 +36,20 @@ const COLUMNS = sql`w.id, w.domain_id, w.mailbox_id, w.url, w.event_types, w.mai
   w.disabled_reason, w.failing_since, w.last_success_at, w.last_failure_at, w.last_error,
   (select array_agg(mb.address order by mb.address) from mailbox mb where mb.id = any(w.mailbox_ids)) as mailbox_addresses`;
 
+/** WEBHOOK_MAX_PER_MAILBOX and WEBHOOK_MAX_PER_DOMAIN: live (not disabled) registrations at most. */
+export interface WebhookCaps {
+  perMailbox: number;
+  perDomain: number;
+}
+
+/**
+ * Inserts a webhook unless its mailbox or its domain already has its cap of live ones
+ * (WEBHOOK_LIMIT_REACHED). The domain row is locked first, so concurrent registrations are counted
+ * one after the other and never pass the cap together.
+ */
 export async function insertWebhook(
   db: Database,
+  caps: WebhookCaps,
   w: {
     id: string;
     domainId: string;
@@ -49,10 +62,28 @@ export async function insertWebhook(
     at: Date;
   },
 ): Promise<void> {
-  await db.one(sql`insert into webhook (id, domain_id, mailbox_id, url, event_types, mailbox_ids, secret_cipher,
-      created_by_token_id, created_at)
-    values (${w.id}, ${w.domainId}, ${w.mailboxId}, ${w.url}, ${w.eventTypes}::text[], ${w.mailboxIds}::text[],
-      ${w.secretCipher}, ${w.tokenId}, ${w.at})`);
+  await db.tx(async (trx) => {
+    await sql`select id from domain where id = ${w.domainId} for update`.execute(trx);
+    const counts = (
+      await sql<{ in_domain: string | number; in_mailbox: string | number }>`select count(*) as in_domain,
+          count(*) filter (where mailbox_id = ${w.mailboxId}) as in_mailbox
+        from webhook where domain_id = ${w.domainId} and disabled_at is null`.execute(trx)
+    ).rows[0]!;
+    if (Number(counts.in_domain) >= caps.perDomain)
+      throw new AppError(
+        'WEBHOOK_LIMIT_REACHED',
+        `This domain already has ${caps.perDomain} webhooks (WEBHOOK_MAX_PER_DOMAIN).`,
+      );
+    if (w.mailboxId !== null && Number(counts.in_mailbox) >= caps.perMailbox)
+      throw new AppError(
+        'WEBHOOK_LIMIT_REACHED',
+        `This mailbox already has ${caps.perMailbox} webhooks (WEBHOOK_MAX_PER_MAILBOX).`,
+      );
+    await sql`insert into webhook (id, domain_id, mailbox_id, url, event_types, mailbox_ids, secret_cipher,
+        created_by_token_id, created_at)
+      values (${w.id}, ${w.domainId}, ${w.mailboxId}, ${w.url}, ${w.eventTypes}::text[], ${w.mailboxIds}::text[],
+        ${w.secretCipher}, ${w.tokenId}, ${w.at})`.execute(trx);
+  });
 }
 
 export async function listWebhooks(db: Database, owner: WebhookOwner): Promise<WebhookRow[]> {

@@ -28,6 +28,9 @@ export const WebhookEntity = defineEntity({
     lastSuccessAt: p.datetime(3).nullable(),
     lastFailureAt: p.datetime(3).nullable(),
     lastError: p.text().nullable(),
+    /** The circuit (migration 20270404000000): no attempt before this while the endpoint keeps failing. */
+    circuitOpenUntil: p.datetime(3).nullable(),
+    consecutiveFailures: p.integer().default(0),
   },
 });
 
@@ -43,6 +46,11 @@ export const WebhookDeliveryEntity = defineEntity({
       name: 'webhook_delivery_due_idx',
       expression:
         'create index "webhook_delivery_due_idx" on "webhook_delivery" ("next_attempt_at") where "status" = \'pending\'',
+    },
+    {
+      name: 'webhook_delivery_leased_idx',
+      expression:
+        'create index "webhook_delivery_leased_idx" on "webhook_delivery" ("webhook_id") where "status" = \'pending\' and "lease_until" is not null',
     },
   ],
   properties: {

@@ -22,6 +22,7 @@ import { Migration20270406000000ReplyTo } from './20270406000000-reply-to.js';
 import { Migration20270407000000ThreadState } from './20270407000000-thread-state.js';
 import { Migration20270402000000MessageSenderToken } from './20270402000000-message-sender-token.js';
 import { Migration20270402000100ContactsAuthenticated } from './20270402000100-contacts-authenticated.js';
+import { Migration20270404000000WebhookCircuit } from './20270404000000-webhook-circuit.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -46,6 +47,7 @@ export const migrations = [
   { name: 'Migration20270402000000MessageSenderToken', class: Migration20270402000000MessageSenderToken },
   { name: 'Migration20270402000100ContactsAuthenticated', class: Migration20270402000100ContactsAuthenticated },
   { name: 'Migration20270403000000MessageScreening', class: Migration20270403000000MessageScreening },
+  { name: 'Migration20270404000000WebhookCircuit', class: Migration20270404000000WebhookCircuit },
   { name: 'Migration20270406000000ReplyTo', class: Migration20270406000000ReplyTo },
   { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },

@@ -1,7 +1,7 @@
 import { messageDetailSchema, messageRefInputSchema } from '../../../core/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { BODY_NOTE, ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, MESSAGE_ID, maxCharsSchema } from './fields.js';
-import { boundBodies, fencedText } from '../untrusted-text.js';
+import { boundMessage, fencedText } from '../untrusted-text.js';
 
 /** GET /api/messages/{messageId}. */
 export const getMessageTool = defineTool({
@@ -22,5 +22,5 @@ export const getMessageTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   run: ({ maxChars: _, ...ref }, { principal, services }) => services.messages.get(principal, ref),
   text: (data, input) => fencedText(data, [data], input.maxChars),
-  structured: (data, input) => boundBodies(data, input.maxChars),
+  structured: (data, input) => boundMessage(data, input.maxChars),
 });

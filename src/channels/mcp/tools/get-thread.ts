@@ -1,7 +1,7 @@
 import { threadRefInputSchema, threadViewSchema } from '../../../core/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { BODY_NOTE, ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, maxCharsSchema } from './fields.js';
-import { boundBodies, fencedText } from '../untrusted-text.js';
+import { boundMessage, fencedText } from '../untrusted-text.js';
 
 /** GET /api/threads/{threadId}. */
 export const getThreadTool = defineTool({
@@ -22,5 +22,9 @@ export const getThreadTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   run: ({ maxChars: _, ...ref }, { principal, services }) => services.messages.getThread(principal, ref),
   text: (data, input) => fencedText(data, data.messages, input.maxChars),
-  structured: (data, input) => ({ ...data, messages: data.messages.map((m) => boundBodies(m, input.maxChars)) }),
+  structured: (data, input) => ({
+    ...data,
+    subject: input.maxChars === undefined ? data.subject : data.subject.slice(0, input.maxChars),
+    messages: data.messages.map((m) => boundMessage(m, input.maxChars)),
+  }),
 });
