@@ -21,6 +21,6 @@ export const getAttachmentTool = defineTool({
     mailboxAddress: MAILBOX_ADDRESS_BY_ID,
   }),
   output: attachmentTextSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.attachmentText.text(principal, input),
 });
