@@ -41,6 +41,7 @@ import { SearchIndex } from './search/search-index.store.js';
 import { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
+import { EventSubscriptionService } from './event-subscriptions/subscription.service.js';
 import { StorageService } from './quota/storage.service.js';
 
 /** Everything a channel may call. Built once by the composition root. */
@@ -100,6 +101,8 @@ export interface Services {
   attachmentText: AttachmentTextService;
   /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
   webhooks: WebhookService;
+  /** Webhook subscriptions of the MCP events extension (delivered by the webhook worker). */
+  eventSubscriptions: EventSubscriptionService;
   /** Seals webhook secrets (a key of its own, derived from the server key). */
   webhookCipher: TokenCipher;
   /** Storage quota routes (mailbox and domain). */
@@ -261,6 +264,9 @@ export function createServices(deps: CoreDeps): Services {
       concurrency: 2,
     }),
     webhooks: new WebhookService(db, webhookCipher, clock, { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
+    eventSubscriptions: new EventSubscriptionService(db, events, webhookCipher, clock, {
+      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+    }),
     webhookCipher,
     storage: new StorageService(db),
   };

@@ -16,6 +16,7 @@ import { OutboxWorker } from '../core/delivery/outbound/outbox-worker.js';
 import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/resources/resource-runtime.js';
 import { startEventSweeper } from '../core/events/event-sweeper.js';
+import { startSubscriptionSweeper } from '../core/event-subscriptions/subscription-sweeper.js';
 import { startPolicySweeper } from '../core/policy/policy-sweeper.js';
 import { startSearchIndexer } from '../core/search/search-indexer.js';
 import { startReplyTextBackfill } from '../core/extraction/reply-text-backfill.js';
@@ -205,6 +206,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     closers.push(() => webhookWorker.stop());
     const eventSweeper = startEventSweeper(services.events, log);
     closers.push(() => eventSweeper.stop());
+    const subscriptionSweeper = startSubscriptionSweeper(services.eventSubscriptions, log);
+    closers.push(() => subscriptionSweeper.stop());
     const policySweeper = startPolicySweeper(services.approvals, services.auditStore, clock, log, {
       auditRetentionMs: config.EVENT_RETENTION,
     });

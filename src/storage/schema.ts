@@ -279,6 +279,18 @@ export interface Webhook {
   url: string;
 }
 
+export interface McpEventSubscription {
+  created_at: DbTimestamp;
+  event_type: string;
+  id: string;
+  mailbox_id: string;
+  refresh_before: DbTimestamp;
+  start_seq: DbInt8;
+  subscription_key: string;
+  token_id: string;
+  webhook_id: string;
+}
+
 export interface WebhookDelivery {
   attempts: Generated<number>;
   created_at: DbTimestamp;
@@ -308,6 +320,7 @@ export interface DB {
   mailbox_alias: MailboxAlias;
   mailbox_contact: MailboxContact;
   mailbox_event: MailboxEvent;
+  mcp_event_subscription: McpEventSubscription;
   message: Message;
   message_recipient: MessageRecipient;
   outbox_job: OutboxJob;

@@ -122,18 +122,18 @@ describe('2026-07-28 with the official v2 client', () => {
     const discover = await raw(bob.token, 'server/discover');
     expect(discover.status).toBe(200);
     expect(discover.headers.get('mcp-session-id')).toBeNull();
-    const d = (await discover.json()).result;
+    const d = ((await discover.json()) as any).result;
     expect(d.supportedVersions).toContain(MODERN);
     expect(d.capabilities.extensions).toHaveProperty(['io.modelcontextprotocol/events']);
     expect(d.capabilities.events).toBeDefined();
-    const tools = (await (await raw(bob.token, 'tools/list')).json()).result;
+    const tools = ((await (await raw(bob.token, 'tools/list')).json()) as any).result;
     // The same for every caller until the next deploy.
     expect(tools).toMatchObject({ ttlMs: 3_600_000, cacheScope: 'public' });
     // An inbox changes with the mailbox: not to be kept, and only for this caller.
     const read = (
-      await (
+      (await (
         await raw(bob.token, 'resources/read', { uri: `mailbox://${bob.address}/inbox` }, MODERN, `mailbox://${bob.address}/inbox`)
-      ).json()
+      ).json()) as any
     ).result;
     expect(read).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
   });
@@ -141,7 +141,7 @@ describe('2026-07-28 with the official v2 client', () => {
   it('a revision the server does not speak is HTTP 400 with -32022 naming the supported ones', async () => {
     const res = await raw(bob.token, 'tools/list', {}, '2099-01-01');
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.error.code).toBe(-32022);
     expect(body.error.data.supported).toContain(MODERN);
   });

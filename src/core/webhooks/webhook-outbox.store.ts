@@ -26,6 +26,8 @@ export interface ClaimedDelivery {
   url: string;
   secretCipher: string;
   failingSince: string | null;
+  /** Set when the webhook is an MCP events subscription's (its body is an EventOccurrence). */
+  subscriptionId: string | null;
 }
 
 /**
@@ -63,11 +65,13 @@ export async function claimDelivery(
         url: string;
         secret_cipher: string;
         failing_since: string | null;
+        subscription_id: string | null;
       }>`update webhook_delivery d set lease_until = ${until}, locked_by = ${workerId}
       from webhook w
       where w.id = d.webhook_id and d.webhook_id = ${row.webhook_id} and d.mailbox_id = ${row.mailbox_id}
         and d.seq = ${row.seq}
-      returning d.payload, d.attempts, w.url, w.secret_cipher, w.failing_since`.execute(trx)
+      returning d.payload, d.attempts, w.url, w.secret_cipher, w.failing_since,
+        (select s.id from mcp_event_subscription s where s.webhook_id = w.id) as subscription_id`.execute(trx)
     ).rows[0]!;
     return {
       webhookId: row.webhook_id,
@@ -79,6 +83,7 @@ export async function claimDelivery(
       url: claimed.url,
       secretCipher: claimed.secret_cipher,
       failingSince: claimed.failing_since,
+      subscriptionId: claimed.subscription_id,
     };
   });
 }

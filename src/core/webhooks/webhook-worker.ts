@@ -79,6 +79,7 @@ export class WebhookWorker {
       timeoutMs: this.options.timeoutMs,
       policy: this.options.policy,
       now: clock.now(),
+      subscriptionId: d.subscriptionId,
     });
     const now = clock.now();
     if (outcome.ok) {

@@ -15,6 +15,7 @@ import { Migration20270210000000MailboxContacts } from './20270210000000-mailbox
 import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-compression.js';
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
+import { Migration20270405000000McpEventSubscriptions } from './20270405000000-mcp-event-subscriptions.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   { name: 'Migration20270215000000Lz4Compression', class: Migration20270215000000Lz4Compression },
   { name: 'Migration20270301000000InboundQueue', class: Migration20270301000000InboundQueue },
   { name: 'Migration20270310000000SubmissionQueue', class: Migration20270310000000SubmissionQueue },
+  { name: 'Migration20270405000000McpEventSubscriptions', class: Migration20270405000000McpEventSubscriptions },
 ];

@@ -8,11 +8,11 @@ import { parseArguments } from '../errors.js';
 import type { EventType } from '../../../types/mailbox-event.js';
 import { eventArgumentsSchema, eventDefinitions, isEventType, type DeliveryMode } from './catalog.js';
 import { eventError } from './errors.js';
-import { toOccurrence } from './occurrence.js';
+import { toOccurrence } from '../../../core/events/event-occurrence.js';
 import { holdStream } from './stream.js';
 
-/** The delivery modes offered: poll and push read the log; webhook needs stored subscriptions. */
-export const DELIVERY: DeliveryMode[] = ['poll', 'push'];
+/** Every event type is offered in all three modes. */
+export const DELIVERY: DeliveryMode[] = ['poll', 'push', 'webhook'];
 
 const POLL_DEFAULT = 100;
 const POLL_MAX = 500;
@@ -25,6 +25,16 @@ const subscriptionParams = z.looseObject({
   cursor: z.string().max(200).nullable().optional(),
   maxAgeMs: z.number().int().min(0).nullable().optional(),
 });
+const webhookDelivery = z.looseObject({ mode: z.literal('webhook'), url: z.string().max(2048) });
+const subscribeParams = subscriptionParams.extend({
+  delivery: webhookDelivery.extend({ secret: z.string().max(200) }),
+  ttlMs: z.number().int().positive().nullable().optional(),
+});
+const unsubscribeParams = z.looseObject({
+  name: z.string().max(100),
+  arguments: z.unknown().optional(),
+  delivery: webhookDelivery,
+});
 const pollParams = subscriptionParams.extend({ maxEvents: z.number().int().min(1).max(POLL_MAX).optional() });
 
 /** Who watches what: the event type and the mailbox, resolved by the tools' rule (MailboxRead). */
@@ -35,17 +45,22 @@ export interface ResolvedSubscription {
   tokenId: string;
 }
 
+/** The event type and the arguments' mailbox, checked as everywhere (unknown type: 404; bad arguments: 400). */
+function eventTarget(params: { name: string; arguments?: unknown }): { type: EventType; mailboxAddress: string | undefined } {
+  if (!isEventType(params.name)) throw new AppError('NOT_FOUND', `name: no event type ${params.name}`);
+  return { type: params.name, mailboxAddress: parseArguments(eventArgumentsSchema, params.arguments ?? {}).mailboxAddress };
+}
+
 export async function resolveSubscription(
   services: Services,
   principal: Principal,
   params: z.infer<typeof subscriptionParams>,
 ): Promise<ResolvedSubscription> {
-  if (!isEventType(params.name)) throw new AppError('NOT_FOUND', `name: no event type ${params.name}`);
-  const args = parseArguments(eventArgumentsSchema, params.arguments ?? {});
-  const mailbox = await services.events.openSubscription(principal, args.mailboxAddress);
+  const { type, mailboxAddress } = eventTarget(params);
+  const mailbox = await services.events.openSubscription(principal, mailboxAddress);
   const feed = new EventFeed(services.events);
   const from = params.cursor ? decodeFeedCursor(params.cursor, mailbox.id) : await feed.head(mailbox);
-  return { type: params.name, types: new Set([params.name]), from, tokenId: principal.tokenId };
+  return { type, types: new Set([type]), from, tokenId: principal.tokenId };
 }
 
 /** events/list, events/poll and events/stream on a 2026-07-28 server, for one caller. */
@@ -76,6 +91,32 @@ export function registerEventHandlers(mcp: McpServer, services: Services, princi
       };
     } catch (err) {
       throw eventError(err, log, 'events/poll');
+    }
+  });
+
+  mcp.server.setRequestHandler('events/subscribe', { params: subscribeParams }, async (params) => {
+    try {
+      const { type, mailboxAddress } = eventTarget(params);
+      return { ...(await services.eventSubscriptions.subscribe(principal, {
+        type,
+        mailboxAddress,
+        url: params.delivery.url,
+        secret: params.delivery.secret,
+        cursor: params.cursor ?? null,
+        ttlMs: params.ttlMs,
+      })) };
+    } catch (err) {
+      throw eventError(err, log, 'events/subscribe');
+    }
+  });
+
+  mcp.server.setRequestHandler('events/unsubscribe', { params: unsubscribeParams }, async (params) => {
+    try {
+      const { type, mailboxAddress } = eventTarget(params);
+      await services.eventSubscriptions.unsubscribe(principal, { type, mailboxAddress, url: params.delivery.url });
+      return {};
+    } catch (err) {
+      throw eventError(err, log, 'events/unsubscribe');
     }
   });
 

@@ -3,7 +3,7 @@ import { subscriptionKey } from '../../../core/events/event.service.js';
 import type { Services } from '../../../core/services.js';
 import type { ResolvedSubscription } from './handlers.js';
 import { EVENT_ERROR } from './errors.js';
-import { toOccurrence } from './occurrence.js';
+import { toOccurrence } from '../../../core/events/event-occurrence.js';
 
 /** Heartbeat (with the cursor) at least this often; the extension asks for at most 30 s. */
 export const HEARTBEAT_MS = 15_000;

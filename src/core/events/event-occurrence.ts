@@ -1,6 +1,5 @@
-import { encodeFeedCursor, type FeedPosition } from '../../../core/events/event-feed.js';
-import type { MailboxEvent } from '../../../types/mailbox-event.js';
-import { webhookMessageId } from '../../../core/webhooks/webhook-sender.js';
+import { encodeFeedCursor, type FeedPosition } from './event-feed.js';
+import type { MailboxEvent } from '../../types/mailbox-event.js';
 
 /** An EventOccurrence (SEP-3415): `data` is the real-time event object, `cursor` the position after it. */
 export interface EventOccurrence {
@@ -11,9 +10,12 @@ export interface EventOccurrence {
   cursor: string;
 }
 
-/** `eventId` is the webhook-id our webhooks use, unique across mailboxes: receivers dedupe either by it. */
+/**
+ * `eventId` is `<mailboxId>_<sequence>`, unique across mailboxes and the same as the `webhook-id`
+ * of its webhook delivery (a receiver of both dedupes by one key).
+ */
 export const toOccurrence = (event: MailboxEvent): EventOccurrence => ({
-  eventId: webhookMessageId(event),
+  eventId: `${event.mailboxId}_${event.eventId}`,
   name: event.type,
   timestamp: new Date(event.occurredAtTs).toISOString(),
   data: event,
