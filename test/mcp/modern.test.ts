@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mcpClient } from './helpers.js';
+import { openEventStream } from './event-stream.js';
 
 // /mcp on revision 2026-07-28 with the official v2 client, against a real server: the same tools,
 // results and errors as 2025-11-25 (which the v1 tests in this directory cover), the stateless
@@ -232,7 +233,7 @@ describe('events extension', () => {
   });
 
   it('events/stream pushes each new occurrence once, resumes from a cursor with no gap and no duplicate', async () => {
-    const first = await openStream(bob.token, { name: 'message.received', cursor: null });
+    const first = await openEventStream(server.url, bob.token, { name: 'message.received', cursor: null });
     const active = await first.next();
     expect(active.method).toBe('notifications/events/active');
     expect(active.params.truncated).toBe(false);
@@ -245,7 +246,7 @@ describe('events extension', () => {
     // While no stream is held, two more arrive; a stream from the last cursor gets exactly those.
     await sendTo(alice, bob, 'Push 2');
     await sendTo(alice, bob, 'Push 3');
-    const again = await openStream(bob.token, { name: 'message.received', cursor: one.params.cursor });
+    const again = await openEventStream(server.url, bob.token, { name: 'message.received', cursor: one.params.cursor });
     expect((await again.next()).method).toBe('notifications/events/active');
     const ids = [(await again.next()).params, (await again.next()).params].map((p) => Number(p.data.eventId));
     expect(ids[0]).toBeGreaterThan(Number(one.params.data.eventId));
@@ -264,62 +265,3 @@ async function waitFor(check: () => Promise<boolean>, ms = 20_000): Promise<void
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-
-/** An events/stream held open with fetch; `next` yields each SSE message (skipping heartbeats). */
-async function openStream(token: string, params: Record<string, unknown>) {
-  const abort = new AbortController();
-  const res = await fetch(`${server.url}/mcp`, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'events/stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'events/stream',
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toContain('text/event-stream');
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  const next = async (): Promise<{ method: string; params: any }> => {
-    for (;;) {
-      const end = buffer.indexOf('\n\n');
-      if (end >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trim())
-          .join('');
-        if (!data) continue;
-        const message = JSON.parse(data);
-        if (message.method === 'notifications/events/heartbeat') continue;
-        return message;
-      }
-      const chunk = await Promise.race([
-        reader.read(),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no stream message in 20 s')), 20_000)),
-      ]);
-      if (chunk.done) throw new Error('stream ended');
-      buffer += chunk.value;
-    }
-  };
-  return { next, close: () => abort.abort() };
-}
-
-
