@@ -57,6 +57,7 @@ soak: build services
 ## every row answers, in about a minute; not figures (SEARCH_BENCH_MESSAGES sets the search mailbox).
 bench-smoke: build services
 	BENCH_SMALL=2000 SEARCH_BENCH_MESSAGES=$${SEARCH_BENCH_MESSAGES:-20000} BENCH_SECONDS=2 node dist/bench/http/run.js
+	BENCH_MCP_SUBS=20 BENCH_MCP_MAILBOXES=10 BENCH_MCP_MESSAGES=20 node dist/bench/mcp-events/run.js
 
 ## make bench-scale: one PostgreSQL database of 10 000 000 messages (a 5 M mailbox and 500 mailboxes
 ## of 10 000, interleaved) beside a 10 000-message baseline database, list and get p50/p99 measured
@@ -81,6 +82,7 @@ bench: build services
 	node dist/bench/http/run.js
 	node dist/bench/smtp/run.js
 	node dist/bench/realtime/run.js
+	node dist/bench/mcp-events/run.js
 	node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
 	node dist/bench/memory/run.js
