@@ -58,5 +58,3 @@ export async function openEventStream(baseUrl: string, token: string, params: Re
   };
   return { next, close: () => abort.abort() };
 }
-
-

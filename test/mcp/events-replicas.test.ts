@@ -37,7 +37,10 @@ describe.skipIf(ENGINE !== 'postgres')('events/stream across two server processe
       DATABASE_POOL_MAX: '4',
     };
     const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-seed-'));
-    const seed = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: dataDir }), { roles: [], log: silentLogger });
+    const seed = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: dataDir }), {
+      roles: [],
+      log: silentLogger,
+    });
     domain = await seed.services.db.tx(async (trx) => {
       const name = `ev-${randomBytes(3).toString('hex')}.test`;
       const domainId = await upsertDomain(trx, { name });

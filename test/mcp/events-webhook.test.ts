@@ -80,7 +80,9 @@ const client = (token: string): Promise<MCPClient> =>
   });
 
 const sendTo = async (from: Box, to: Box, subject: string) => {
-  const res = await server.api(from.token).post('/api/messages/send', { toAddress: to.address, subject, bodyText: 'Hi' });
+  const res = await server
+    .api(from.token)
+    .post('/api/messages/send', { toAddress: to.address, subject, bodyText: 'Hi' });
   expect(res.status).toBe(202);
 };
 
@@ -166,7 +168,9 @@ describe('events/subscribe with @ai-sdk/mcp', () => {
     expect(subjectsFor(back.id).filter((s) => s === 'After lapse')).toHaveLength(1);
     expect(subjectsFor(back.id)).not.toContain('Before lapse');
     // The token is disabled: the sweep removes the subscription.
-    await sql`update access_token set disabled_at = now() where id = ${minted.tokenId}`.execute(server.runtime.services.db.db);
+    await sql`update access_token set disabled_at = now() where id = ${minted.tokenId}`.execute(
+      server.runtime.services.db.db,
+    );
     await server.runtime.services.eventSubscriptions.sweep();
     expect(await subscription(back.id)).toBe(0);
     await ai.close();

@@ -40,7 +40,9 @@ async function modernClient(token: string): Promise<Client> {
 }
 
 const sendTo = async (from: Box, to: Box, subject: string) => {
-  const res = await server.api(from.token).post('/api/messages/send', { toAddress: to.address, subject, bodyText: 'Hi' });
+  const res = await server
+    .api(from.token)
+    .post('/api/messages/send', { toAddress: to.address, subject, bodyText: 'Hi' });
   expect(res.status).toBe(202);
   return res.body.data as { messageId: string };
 };
@@ -73,7 +75,9 @@ const raw = (token: string, method: string, params: Record<string, unknown> = {}
   });
 
 const PollResult = z.looseObject({
-  events: z.array(z.looseObject({ eventId: z.string(), name: z.string(), timestamp: z.string(), data: z.any(), cursor: z.string() })),
+  events: z.array(
+    z.looseObject({ eventId: z.string(), name: z.string(), timestamp: z.string(), data: z.any(), cursor: z.string() }),
+  ),
   cursor: z.string(),
   truncated: z.boolean(),
   hasMore: z.boolean(),
@@ -133,7 +137,13 @@ describe('2026-07-28 with the official v2 client', () => {
     // An inbox changes with the mailbox: not to be kept, and only for this caller.
     const read = (
       (await (
-        await raw(bob.token, 'resources/read', { uri: `mailbox://${bob.address}/inbox` }, MODERN, `mailbox://${bob.address}/inbox`)
+        await raw(
+          bob.token,
+          'resources/read',
+          { uri: `mailbox://${bob.address}/inbox` },
+          MODERN,
+          `mailbox://${bob.address}/inbox`,
+        )
       ).json()) as any
     ).result;
     expect(read).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
@@ -156,7 +166,10 @@ describe('2026-07-28 with the official v2 client', () => {
 describe('events extension', () => {
   it('events/list names the event types, each with { mailboxAddress? } and the real-time payload', async () => {
     const client = await modernClient(bob.token);
-    const list = await client.request({ method: 'events/list', params: {} }, z.looseObject({ events: z.array(z.any()) }));
+    const list = await client.request(
+      { method: 'events/list', params: {} },
+      z.looseObject({ events: z.array(z.any()) }),
+    );
     const names = list.events.map((e: { name: string }) => e.name);
     for (const name of ['message.received', 'message.sent', 'message.delivery', 'message.approval-required'])
       expect(names).toContain(name);
@@ -195,10 +208,14 @@ describe('events extension', () => {
     await client.close();
   });
 
-  it('authorization is the tools\': a domain token must name a mailbox; another domain\'s is refused; a bad cursor is invalid', async () => {
+  it("authorization is the tools': a domain token must name a mailbox; another domain's is refused; a bad cursor is invalid", async () => {
     const client = await modernClient(domain.token);
     await expect(poll(client, { name: 'message.received', cursor: null })).rejects.toMatchObject({ code: -32602 });
-    const ok = await poll(client, { name: 'message.received', cursor: null, arguments: { mailboxAddress: bob.address } });
+    const ok = await poll(client, {
+      name: 'message.received',
+      cursor: null,
+      arguments: { mailboxAddress: bob.address },
+    });
     expect(ok.cursor).toMatch(/^ev1\./);
     const other = await server.createDomain();
     const stranger = await modernClient(other.token);
@@ -207,7 +224,9 @@ describe('events extension', () => {
     ).rejects.toMatchObject({ code: expect.any(Number) });
     // bob's cursor read as alice's position is refused, not misread.
     const aliceClient = await modernClient(alice.token);
-    await expect(poll(aliceClient, { name: 'message.received', cursor: ok.cursor })).rejects.toMatchObject({ code: -32602 });
+    await expect(poll(aliceClient, { name: 'message.received', cursor: ok.cursor })).rejects.toMatchObject({
+      code: -32602,
+    });
     await expect(poll(aliceClient, { name: 'no.such', cursor: null })).rejects.toMatchObject({ code: -32011 });
     await expect(
       poll(aliceClient, { name: 'message.received', cursor: null, arguments: { folder: 'x' } }),
@@ -221,7 +240,9 @@ describe('events extension', () => {
     await sendTo(alice, bob, 'Lost to retention');
     await sendTo(alice, bob, 'Kept');
     // Retention removes the oldest events of the mailbox (as the sweeper does by age).
-    await waitFor(async () => (await poll(client, { name: 'message.received', cursor: start.cursor })).events.length === 2);
+    await waitFor(
+      async () => (await poll(client, { name: 'message.received', cursor: start.cursor })).events.length === 2,
+    );
     const received = (await poll(client, { name: 'message.received', cursor: start.cursor })).events;
     await sql`delete from mailbox_event where mailbox_id = ${bob.mailboxId} and seq <= ${Number(received[0]!.data.eventId)}`.execute(
       server.runtime.services.db.db,

@@ -60,7 +60,10 @@ export function buildModernServer(services: Services, principal: Principal, cata
       signal: ctx.mcpReq.signal,
       progress,
     });
-    return mcp.server.projectCallToolResult(result as CallToolResult, catalog.definitions.find((d) => d.name === tool.name)?.outputSchema);
+    return mcp.server.projectCallToolResult(
+      result as CallToolResult,
+      catalog.definitions.find((d) => d.name === tool.name)?.outputSchema,
+    );
   });
   mcp.registerResource(
     'inbox',

@@ -41,7 +41,8 @@ export function mcpCallLabels(
   const rawMethod = headers.method ?? (typeof message.method === 'string' ? message.method : '');
   const method = METHODS.has(rawMethod) ? rawMethod : rawMethod === '' ? 'none' : 'other';
   const rawName = method === 'tools/call' ? (headers.name ?? params.name) : undefined;
-  const tool = rawName === undefined ? 'none' : typeof rawName === 'string' && toolNames.has(rawName) ? rawName : 'other';
+  const tool =
+    rawName === undefined ? 'none' : typeof rawName === 'string' && toolNames.has(rawName) ? rawName : 'other';
   return { method, tool, revision };
 }
 

@@ -13,7 +13,9 @@ export interface SubscriptionRow {
 /** The mailbox's event sequence, row-locked: no event of it commits until this transaction ends. */
 export async function lockMailboxHead(trx: Sql, mailboxId: string): Promise<number> {
   const row = (
-    await sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId} for update`.execute(trx)
+    await sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId} for update`.execute(
+      trx,
+    )
   ).rows[0];
   return Number(row?.event_seq ?? 0);
 }
@@ -104,8 +106,10 @@ export async function firstUndelivered(trx: Sql, webhookId: string): Promise<num
 
 export async function deleteSubscription(db: Database, key: string): Promise<boolean> {
   return (
-    (await db.rows(sql`delete from webhook w using mcp_event_subscription s
-      where s.webhook_id = w.id and s.subscription_key = ${key} returning w.id`)).length > 0
+    (
+      await db.rows(sql`delete from webhook w using mcp_event_subscription s
+      where s.webhook_id = w.id and s.subscription_key = ${key} returning w.id`)
+    ).length > 0
   );
 }
 

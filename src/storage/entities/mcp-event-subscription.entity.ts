@@ -6,9 +6,7 @@ import { WebhookEntity } from './webhook.entity.js';
 export const McpEventSubscriptionEntity = defineEntity({
   name: 'McpEventSubscription',
   tableName: 'mcp_event_subscription',
-  indexes: [
-    { name: 'mcp_event_subscription_refresh_idx', properties: ['refreshBefore'] },
-  ],
+  indexes: [{ name: 'mcp_event_subscription_refresh_idx', properties: ['refreshBefore'] }],
   uniques: [
     { name: 'mcp_event_subscription_key_uniq', properties: ['subscriptionKey'] },
     { name: 'mcp_event_subscription_webhook_uniq', properties: ['webhook'] },

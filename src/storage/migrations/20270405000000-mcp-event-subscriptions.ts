@@ -17,9 +17,7 @@ export class Migration20270405000000McpEventSubscriptions extends Migration {
     this.addSql(
       `create unique index "mcp_event_subscription_webhook_uniq" on "mcp_event_subscription" ("webhook_id");`,
     );
-    this.addSql(
-      `create index "mcp_event_subscription_refresh_idx" on "mcp_event_subscription" ("refresh_before");`,
-    );
+    this.addSql(`create index "mcp_event_subscription_refresh_idx" on "mcp_event_subscription" ("refresh_before");`);
     this.addSql(
       `alter table "mcp_event_subscription" add constraint "mcp_event_subscription_webhook_id_foreign" foreign key ("webhook_id") references "webhook" ("id") on delete cascade;`,
     );

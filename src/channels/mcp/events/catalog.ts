@@ -28,7 +28,9 @@ export const eventArgumentsSchema = z
       .trim()
       .max(320)
       .optional()
-      .describe("The mailbox to watch. A mailbox token may omit it (its own); a domain token must name one of its domain's."),
+      .describe(
+        "The mailbox to watch. A mailbox token may omit it (its own); a domain token must name one of its domain's.",
+      ),
   })
   .strict();
 

@@ -2,14 +2,14 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { Principal } from '../../../core/auth/principal.js';
 import { AppError } from '../../../core/errors.js';
-import { decodeFeedCursor, encodeFeedCursor, EventFeed, type FeedPosition } from '../../../core/events/event-feed.js';
+import { decodeFeedCursor, encodeFeedCursor, EventFeed } from '../../../core/events/event-feed.js';
 import type { Services } from '../../../core/services.js';
 import { parseArguments } from '../errors.js';
 import type { EventType } from '../../../types/mailbox-event.js';
 import { eventArgumentsSchema, eventDefinitions, isEventType, type DeliveryMode } from './catalog.js';
 import { eventError } from './errors.js';
 import { toOccurrence } from '../../../core/events/event-occurrence.js';
-import { holdStream } from './stream.js';
+import { holdStream, type ResolvedSubscription } from './stream.js';
 
 /** Every event type is offered in all three modes. */
 export const DELIVERY: DeliveryMode[] = ['poll', 'push', 'webhook'];
@@ -37,18 +37,16 @@ const unsubscribeParams = z.looseObject({
 });
 const pollParams = subscriptionParams.extend({ maxEvents: z.number().int().min(1).max(POLL_MAX).optional() });
 
-/** Who watches what: the event type and the mailbox, resolved by the tools' rule (MailboxRead). */
-export interface ResolvedSubscription {
-  type: EventType;
-  types: ReadonlySet<EventType>;
-  from: FeedPosition;
-  tokenId: string;
-}
-
 /** The event type and the arguments' mailbox, checked as everywhere (unknown type: 404; bad arguments: 400). */
-function eventTarget(params: { name: string; arguments?: unknown }): { type: EventType; mailboxAddress: string | undefined } {
+function eventTarget(params: { name: string; arguments?: unknown }): {
+  type: EventType;
+  mailboxAddress: string | undefined;
+} {
   if (!isEventType(params.name)) throw new AppError('NOT_FOUND', `name: no event type ${params.name}`);
-  return { type: params.name, mailboxAddress: parseArguments(eventArgumentsSchema, params.arguments ?? {}).mailboxAddress };
+  return {
+    type: params.name,
+    mailboxAddress: parseArguments(eventArgumentsSchema, params.arguments ?? {}).mailboxAddress,
+  };
 }
 
 export async function resolveSubscription(
@@ -79,7 +77,13 @@ export function registerEventHandlers(mcp: McpServer, services: Services, princi
       const feed = new EventFeed(services.events);
       if (!params.cursor) {
         // A null cursor starts from now: nothing yet, and the position to poll from.
-        return { events: [], cursor: encodeFeedCursor(sub.from), truncated: false, hasMore: false, nextPollMs: NEXT_POLL_MS };
+        return {
+          events: [],
+          cursor: encodeFeedCursor(sub.from),
+          truncated: false,
+          hasMore: false,
+          nextPollMs: NEXT_POLL_MS,
+        };
       }
       const page = await feed.read(sub.from, sub.types, params.maxEvents ?? POLL_DEFAULT);
       return {
@@ -97,14 +101,16 @@ export function registerEventHandlers(mcp: McpServer, services: Services, princi
   mcp.server.setRequestHandler('events/subscribe', { params: subscribeParams }, async (params) => {
     try {
       const { type, mailboxAddress } = eventTarget(params);
-      return { ...(await services.eventSubscriptions.subscribe(principal, {
-        type,
-        mailboxAddress,
-        url: params.delivery.url,
-        secret: params.delivery.secret,
-        cursor: params.cursor ?? null,
-        ttlMs: params.ttlMs,
-      })) };
+      return {
+        ...(await services.eventSubscriptions.subscribe(principal, {
+          type,
+          mailboxAddress,
+          url: params.delivery.url,
+          secret: params.delivery.secret,
+          cursor: params.cursor ?? null,
+          ttlMs: params.ttlMs,
+        })),
+      };
     } catch (err) {
       throw eventError(err, log, 'events/subscribe');
     }

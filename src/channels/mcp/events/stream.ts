@@ -1,7 +1,7 @@
 import { encodeFeedCursor, EventFeed, type FeedPosition } from '../../../core/events/event-feed.js';
 import { subscriptionKey } from '../../../core/events/event.service.js';
 import type { Services } from '../../../core/services.js';
-import type { ResolvedSubscription } from './handlers.js';
+import type { EventType } from '../../../types/mailbox-event.js';
 import { EVENT_ERROR } from './errors.js';
 import { toOccurrence } from '../../../core/events/event-occurrence.js';
 
@@ -9,6 +9,14 @@ import { toOccurrence } from '../../../core/events/event-occurrence.js';
 export const HEARTBEAT_MS = 15_000;
 const BATCH = 200;
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+
+/** Who watches what: the event type and the mailbox, resolved by the tools' rule (MailboxRead). */
+export interface ResolvedSubscription {
+  type: EventType;
+  types: ReadonlySet<EventType>;
+  from: FeedPosition;
+  tokenId: string;
+}
 
 export interface StreamSink {
   signal: AbortSignal;
@@ -29,7 +37,7 @@ export async function holdStream(services: Services, sub: ResolvedSubscription, 
   const meta = { [SUBSCRIPTION_ID]: sink.subscriptionId };
   let position: FeedPosition = sub.from;
   let wake: (() => void) | undefined;
-  let pending = false;
+  let pending: boolean; // set at the top of each read; the bus sets it meanwhile
   const ring = () => {
     pending = true;
     wake?.();
@@ -48,7 +56,11 @@ export async function holdStream(services: Services, sub: ResolvedSubscription, 
       const page = await feed.read(position, sub.types, BATCH);
       position = page.next;
       if (first || page.truncated)
-        await sink.notify('notifications/events/active', { cursor: encodeFeedCursor(position), truncated: page.truncated, _meta: meta });
+        await sink.notify('notifications/events/active', {
+          cursor: encodeFeedCursor(position),
+          truncated: page.truncated,
+          _meta: meta,
+        });
       first = false;
       for (const event of page.events)
         await sink.notify('notifications/events/event', { ...toOccurrence(event), _meta: meta });
