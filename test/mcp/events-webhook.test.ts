@@ -188,8 +188,11 @@ describe('events/subscribe with @ai-sdk/mcp', () => {
       name: 'message.received',
       arguments: { mailboxAddress: bob.address },
       delivery: { mode: 'webhook', url: `${hookUrl}?domain=1`, allowInsecureLocalhost: true },
+      ttlMs: 1000,
     });
     expect(named.id).toMatch(/^evs_/);
+    // A lease shorter than the floor is granted the floor (one minute), a self-announcing clamp.
+    expect(Date.parse(named.refreshBefore!) - Date.now()).toBeGreaterThan(50_000);
     await ai.experimental_events.unsubscribe({ id: named.id });
     await ai.close();
   });

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mcpClient } from './helpers.js';
+import { mintToken } from '../support/tenants.js';
 import { openEventStream } from './event-stream.js';
 
 // /mcp on revision 2026-07-28 with the official v2 client, against a real server: the same tools,
@@ -277,6 +278,21 @@ describe('events extension', () => {
     expect(Number(four.params.data.eventId)).toBeGreaterThan(ids[1]!);
     again.close();
   });
+});
+
+describe('a held stream and its token', () => {
+  it('ends with notifications/events/terminated once the token is no longer valid (checked at the heartbeat)', async () => {
+    const minted = await mintToken(server, { kind: 'mailbox', domainId: domain.domainId, mailboxId: bob.mailboxId });
+    const stream = await openEventStream(server.url, minted.token, { name: 'message.received', cursor: null });
+    expect((await stream.next()).method).toBe('notifications/events/active');
+    await sql`update access_token set disabled_at = now() where id = ${minted.tokenId}`.execute(
+      server.runtime.services.db.db,
+    );
+    const end = await stream.next(); // within one heartbeat (15 s)
+    expect(end.method).toBe('notifications/events/terminated');
+    expect(end.params.error.code).toBe(-32012);
+    stream.close();
+  }, 40_000);
 });
 
 async function waitFor(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
