@@ -159,6 +159,18 @@ export interface MailboxEvent {
   type: string;
 }
 
+export interface McpEventSubscription {
+  created_at: DbTimestamp;
+  event_type: string;
+  id: string;
+  mailbox_id: string;
+  refresh_before: DbTimestamp;
+  start_seq: DbInt8;
+  subscription_key: string;
+  token_id: string;
+  webhook_id: string;
+}
+
 export interface Message {
   approval_decided_at: DbTimestamp | null;
   approval_decided_by: string | null;
@@ -277,18 +289,6 @@ export interface Webhook {
   mailbox_ids: string[] | null;
   secret_cipher: string;
   url: string;
-}
-
-export interface McpEventSubscription {
-  created_at: DbTimestamp;
-  event_type: string;
-  id: string;
-  mailbox_id: string;
-  refresh_before: DbTimestamp;
-  start_seq: DbInt8;
-  subscription_key: string;
-  token_id: string;
-  webhook_id: string;
 }
 
 export interface WebhookDelivery {
