@@ -65,6 +65,7 @@ bench-smoke: build services
 	BENCH_CONSOLE_MESSAGES=1000 BENCH_CONSOLE_RUNS=1 node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
 	SCREENING_BENCH_ROUNDS=5 node dist/bench/screening/run.js
+	BENCH_MCP_SUBS=20 BENCH_MCP_MAILBOXES=10 BENCH_MCP_MESSAGES=20 node dist/bench/mcp-events/run.js
 	BENCH_MEMORY_IDLE_SECONDS=3 BENCH_MEMORY_LOAD_SECONDS=3 BENCH_MEMORY_ROLES="api;api,realtime,smtp,worker" node dist/bench/memory/run.js
 	BENCH_SMOKE=1 node dist/bench/summary.js
 	find bench/results -maxdepth 1 -name '*.json' -newer bench/results/.smoke-start -delete; rm -f bench/results/.smoke-start
@@ -92,6 +93,7 @@ bench: build services
 	node dist/bench/http/run.js
 	node dist/bench/smtp/run.js
 	node dist/bench/realtime/run.js
+	node dist/bench/mcp-events/run.js
 	node dist/bench/console/run.js
 	node dist/bench/extraction/run.js
 	node dist/bench/screening/run.js

@@ -78,4 +78,5 @@ export const ID_PREFIX = {
   audit: 'aud',
   webhook: 'whk',
   queuedInbound: 'inq',
+  eventSubscription: 'evs',
 } as const;

@@ -42,6 +42,7 @@ import { SearchIndex } from './search/search-index.store.js';
 import { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
 import { AttachmentTextService } from './attachments/text/attachment-text.service.js';
 import { WebhookService } from './webhooks/webhook.service.js';
+import { EventSubscriptionService } from './event-subscriptions/subscription.service.js';
 import { StorageService } from './quota/storage.service.js';
 import { ThreadStateService } from './messages/thread-state.service.js';
 import { FollowUps } from './messages/follow-up.js';
@@ -105,6 +106,8 @@ export interface Services {
   attachmentText: AttachmentTextService;
   /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
   webhooks: WebhookService;
+  /** Webhook subscriptions of the MCP events extension (delivered by the webhook worker). */
+  eventSubscriptions: EventSubscriptionService;
   /** Seals webhook secrets (a key of its own, derived from the server key). */
   webhookCipher: TokenCipher;
   /** Storage quota routes (mailbox and domain). */
@@ -280,6 +283,9 @@ export function createServices(deps: CoreDeps): Services {
       { allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS },
       { perMailbox: config.WEBHOOK_MAX_PER_MAILBOX, perDomain: config.WEBHOOK_MAX_PER_DOMAIN },
     ),
+    eventSubscriptions: new EventSubscriptionService(db, events, webhookCipher, clock, {
+      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+    }),
     webhookCipher,
     storage: new StorageService(db),
   };

@@ -16,6 +16,7 @@ import { OutboxWorker } from '../core/delivery/outbound/outbox-worker.js';
 import { WebhookWorker } from '../core/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/resources/resource-runtime.js';
 import { startEventSweeper } from '../core/events/event-sweeper.js';
+import { startSubscriptionSweeper } from '../core/event-subscriptions/subscription-sweeper.js';
 import { startPolicySweeper } from '../core/policy/policy-sweeper.js';
 import { startFollowUps } from '../core/messages/follow-up.js';
 import { startSearchIndexer } from '../core/search/search-indexer.js';
@@ -212,6 +213,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     closers.push(() => eventSweeper.stop());
     const followUps = startFollowUps(services.followUps, log, config.WORKER_POLL_INTERVAL);
     closers.push(() => followUps.stop());
+    const subscriptionSweeper = startSubscriptionSweeper(services.eventSubscriptions, log);
+    closers.push(() => subscriptionSweeper.stop());
     const policySweeper = startPolicySweeper(services.approvals, services.auditStore, clock, log, {
       auditRetentionMs: config.EVENT_RETENTION,
     });

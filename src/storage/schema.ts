@@ -163,6 +163,18 @@ export interface MailboxEvent {
   type: string;
 }
 
+export interface McpEventSubscription {
+  created_at: DbTimestamp;
+  event_type: string;
+  id: string;
+  mailbox_id: string;
+  refresh_before: DbTimestamp;
+  start_seq: DbInt8;
+  subscription_key: string;
+  token_id: string;
+  webhook_id: string;
+}
+
 export interface Message {
   approval_decided_at: DbTimestamp | null;
   approval_decided_by: string | null;
@@ -322,6 +334,7 @@ export interface DB {
   mailbox_alias: MailboxAlias;
   mailbox_contact: MailboxContact;
   mailbox_event: MailboxEvent;
+  mcp_event_subscription: McpEventSubscription;
   message: Message;
   message_recipient: MessageRecipient;
   outbox_job: OutboxJob;

@@ -49,3 +49,16 @@ export const eventsEmitted = new Counter({
   labelNames: ['type'] as const,
   registers: [registry],
 });
+export const mcpRequests = new Counter({
+  name: 'mailbox_mcp_requests_total',
+  help: 'MCP requests by JSON-RPC method, tool (tools/call only, else none), protocol revision and HTTP status',
+  labelNames: ['method', 'tool', 'revision', 'status'] as const,
+  registers: [registry],
+});
+export const mcpDuration = new Histogram({
+  name: 'mailbox_mcp_request_duration_seconds',
+  help: 'MCP request latency by JSON-RPC method and tool (events/stream: how long the stream was held)',
+  labelNames: ['method', 'tool'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 30, 300],
+  registers: [registry],
+});

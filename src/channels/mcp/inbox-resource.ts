@@ -31,39 +31,53 @@ async function inboxAddresses(services: Services, principal: Principal): Promise
   }
 }
 
+export const INBOX_TEMPLATE = 'mailbox://{address}/inbox';
+
+export const inboxMetadata = {
+  title: 'Inbox',
+  description: `The ${INBOX_PAGE} newest received messages of a mailbox (summaries, newest first; same shape as list_messages). Needs MailboxRead.`,
+  mimeType: 'application/json',
+};
+
+/** resources/list of the template: one entry per inbox this token may read. */
+export const listInboxes = async (services: Services, principal: Principal) => ({
+  resources: (await inboxAddresses(services, principal)).map((address) => ({
+    uri: inboxUri(address),
+    name: `${address} inbox`,
+    mimeType: 'application/json',
+  })),
+});
+
+/** resources/read of one inbox, on either protocol revision. */
+export async function readInbox(
+  services: Services,
+  principal: Principal,
+  uri: URL,
+  address: string | string[] | undefined,
+): Promise<{ contents: { uri: string; mimeType: string; text: string }[] }> {
+  try {
+    const page = await services.messages.list(principal, {
+      mailboxAddress: addressOf(address),
+      limit: INBOX_PAGE,
+      direction: 'inbound',
+    });
+    return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(page) }] };
+  } catch (err) {
+    throw resourceError(err, services.log, uri.href);
+  }
+}
+
 /**
  * `mailbox://{address}/inbox`: the newest received messages as JSON (the list_messages page
- * shape). A resource, not a push: in stateless Streamable HTTP there is no session to hold a
- * resources/subscribe, so "tell me when mail arrives" is the wait_for_message tool.
+ * shape). On 2025-11-25 a resource, not a push: there is no session to hold a
+ * resources/subscribe, so "tell me when mail arrives" is wait_for_message or, on 2026-07-28, the
+ * events extension.
  */
 export function registerInboxResource(mcp: McpServer, services: Services, principal: Principal): void {
   mcp.registerResource(
     'inbox',
-    new ResourceTemplate('mailbox://{address}/inbox', {
-      list: async () => ({
-        resources: (await inboxAddresses(services, principal)).map((address) => ({
-          uri: inboxUri(address),
-          name: `${address} inbox`,
-          mimeType: 'application/json',
-        })),
-      }),
-    }),
-    {
-      title: 'Inbox',
-      description: `The ${INBOX_PAGE} newest received messages of a mailbox (summaries, newest first; same shape as list_messages). Needs MailboxRead.`,
-      mimeType: 'application/json',
-    },
-    async (uri, variables) => {
-      try {
-        const page = await services.messages.list(principal, {
-          mailboxAddress: addressOf(variables.address),
-          limit: INBOX_PAGE,
-          direction: 'inbound',
-        });
-        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(page) }] };
-      } catch (err) {
-        throw resourceError(err, services.log, uri.href);
-      }
-    },
+    new ResourceTemplate(INBOX_TEMPLATE, { list: () => listInboxes(services, principal) }),
+    inboxMetadata,
+    (uri, variables) => readInbox(services, principal, uri, variables.address),
   );
 }

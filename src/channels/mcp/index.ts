@@ -8,6 +8,9 @@ import { buildMcpServer, buildToolCatalog } from './server.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
 import { createOriginGuard } from './origin-guard.js';
 import { readMcpBody } from './body-limit.js';
+import { createMcpHandler, isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { buildModernServer } from './modern-server.js';
+import { mcpCallLabels, recordMcpRequest } from './request-labels.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -21,20 +24,30 @@ function authenticate(ctx: Context, services: Services): Promise<Principal> {
 }
 
 /**
- * The MCP server (Streamable HTTP at /mcp), stateless: every POST gets a fresh server and
- * transport bound to the request's principal (`sessionIdGenerator: undefined`). Nothing lives
- * in one process's memory between requests, so any replica can answer any request without
- * sticky sessions; wait_for_message wakes through the shared event bus and re-reads the log.
+ * The MCP server (Streamable HTTP at /mcp), serving the revisions 2026-07-28 and 2025-11-25 at
+ * one URL. Both are stateless: every POST gets a fresh server bound to the request's principal,
+ * so any replica answers any request; waits and event streams wake through the shared event bus
+ * and read the durable log.
  *
- * Stateless means no standalone SSE stream (GET) and no session to end (DELETE): both answer
- * 405, as the Streamable HTTP spec allows. Server-to-client messages therefore travel only on
- * the response stream of a request in flight (progress during wait_for_message).
+ * Authentication, the Origin rule and the body limit run here, once, before the revision is
+ * known. A request carrying the 2026-07-28 `_meta` envelope goes to the official v2 SDK's
+ * handler (modern-server.ts); everything else to the v1 SDK's stateless transport (server.ts),
+ * which 2025-11-25 clients have always talked to. The two share the tool catalog and runTool.
+ *
+ * 2025-11-25 without sessions has no standalone SSE stream (GET) and no session to end (DELETE):
+ * both answer 405, as the Streamable HTTP spec allows; 2026-07-28 has neither by design.
  */
 export function createMcpRouter(services: Services): Router {
   const router = new Router();
   const catalog = buildToolCatalog(services);
   // Room for an upload_attachment call: base64 of the largest attachment plus the JSON around it.
   const maxRequestBodySize = Math.ceil(services.config.MAX_ATTACHMENT_BYTES / 3) * 4 + services.config.MAX_JSON_BYTES;
+
+  const toolNames = new Set(catalog.byName.keys());
+  const modern: McpHttpHandler = createMcpHandler(
+    ({ authInfo }) => buildModernServer(services, (authInfo?.extra as { principal: Principal }).principal, catalog),
+    { legacy: 'reject', onerror: (err) => services.log.debug('mcp.modern', { err: err.message }) },
+  );
 
   const guardOrigin = createOriginGuard(services.config.MCP_ALLOWED_ORIGINS, services.config.PUBLIC_BASE_URL);
 
@@ -59,19 +72,45 @@ export function createMcpRouter(services: Services): Router {
       if (!ctx.req.readableEnded) ctx.set('Connection', 'close');
       throw err;
     }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      parsed = undefined; // the v1 transport answers the parse error
+    }
+    // Aborted when the connection closes (answered or abandoned): tool calls still running and
+    // held event streams stop instead of waiting out their timeouts.
+    const gone = new AbortController();
+    const onClose: (() => void)[] = [() => gone.abort()];
+    ctx.res.once('close', () => {
+      for (const run of onClose) run();
+    });
+    const request = toWebRequest(ctx, body, gone.signal);
+    const legacy = parsed === undefined || (await isLegacyRequest(request, parsed));
+    const labels = mcpCallLabels(
+      legacy ? {} : { method: ctx.get('mcp-method') || undefined, name: ctx.get('mcp-name') || undefined },
+      parsed,
+      legacy ? 'legacy' : 'modern',
+      toolNames,
+    );
+    const started = performance.now();
+    onClose.push(() => recordMcpRequest(labels, ctx.res.statusCode, (performance.now() - started) / 1000));
+    if (!legacy) {
+      const authInfo = { token: '', clientId: principal.tokenId, scopes: [...principal.scopes], extra: { principal } };
+      await sendWebResponse(ctx, await modern.fetch(request, { authInfo, parsedBody: parsed }));
+      return;
+    }
     const server = buildMcpServer(services, principal, catalog);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       maxRequestBodySize,
     });
-    // Connection gone (answered or abandoned): closing aborts tool calls still running, so an
-    // abandoned wait_for_message stops instead of waiting out its timeout.
-    ctx.res.once('close', () => {
+    onClose.push(() => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    await sendWebResponse(ctx, await transport.handleRequest(toWebRequest(ctx, body)));
+    await sendWebResponse(ctx, await transport.handleRequest(request));
   });
   return router;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ProtocolError } from '@modelcontextprotocol/server';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -13,7 +14,9 @@ import { runTool, toolDefinition, type McpTool, type ToolContext } from './tool.
 import { allTools } from './tools/index.js';
 import { registerInboxResource } from './inbox-resource.js';
 
-const INSTRUCTIONS =
+export const SERVER_INFO = { name: 'mailbox-service', version: '0.1.0' };
+
+export const INSTRUCTIONS =
   'E-mail for agents. Every call acts for the bearer token: a mailbox token acts on its own mailbox (mailboxAddress may be ' +
   'omitted); a domain token acts on any mailbox of its domain and must name it with mailboxAddress. Read with list_messages, ' +
   'get_message and get_thread; send with send_mail or reply_message (queued, not yet delivered); wait for incoming mail (for ' +
@@ -28,6 +31,10 @@ const INSTRUCTIONS =
  * mistake, not a server fault.
  */
 const LenientToolCall = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
+/** An unknown tool name is invalid params (JSON-RPC -32602) on both revisions. */
+const unknownTool = (name: string) => `Unknown tool ${name}.`;
+export const toolNotFound = (name: string): ProtocolError => new ProtocolError(-32602, unknownTool(name));
 
 /** The tools, built once per process (schemas converted once, not per request). */
 export interface ToolCatalog {
@@ -50,14 +57,14 @@ export function buildToolCatalog(services: Services): ToolCatalog {
  * like HTTP's. Resources use the high-level API as is.
  */
 export function buildMcpServer(services: Services, principal: Principal, catalog: ToolCatalog): McpServer {
-  const mcp = new McpServer({ name: 'mailbox-service', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+  const mcp = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
   mcp.server.registerCapabilities({ tools: { listChanged: false } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...catalog.definitions] }));
   mcp.server.setRequestHandler(LenientToolCall, async (raw, extra) => {
     // The SDK's tools/call wrapper has validated `raw` against CallToolRequestSchema by now.
     const request = raw as unknown as z.infer<typeof CallToolRequestSchema>;
     const tool = catalog.byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}.`);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, unknownTool(request.params.name));
     const token = extra._meta?.progressToken;
     const progress: ToolContext['progress'] =
       token === undefined

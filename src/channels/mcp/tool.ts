@@ -26,7 +26,8 @@ export interface McpTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   description: string;
   input: I;
   output: O;
-  annotations: ToolAnnotations;
+  /** All four hints, stated: a client must not have to guess a default (they default to the unsafe side). */
+  annotations: Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>>;
   run(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
   /**
    * The text block beside structuredContent; default: the data as JSON. Tools returning message

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Context } from 'koa';
 
 /** The Koa request as a web Request for the SDK's web-standard transport (body streamed, not buffered). */
-export function toWebRequest(ctx: Context, body?: Buffer): Request {
+export function toWebRequest(ctx: Context, body?: Buffer, signal?: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(ctx.req.headers)) {
     if (value === undefined) continue;
@@ -16,6 +16,7 @@ export function toWebRequest(ctx: Context, body?: Buffer): Request {
     headers,
     body: body ?? (Readable.toWeb(ctx.req) as ReadableStream<Uint8Array>),
     duplex: 'half',
+    ...(signal ? { signal } : {}),
   } as RequestInit);
 }
 

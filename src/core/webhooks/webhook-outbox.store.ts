@@ -29,6 +29,8 @@ export interface ClaimedDelivery {
   failingSince: string | null;
   /** False when the token that registered the webhook is disabled, deleted or expired: nothing is sent. */
   creatorValid: boolean;
+  /** Set when the webhook is an MCP events subscription's (its body is an EventOccurrence). */
+  subscriptionId: string | null;
 }
 
 /** Fairness bounds of the claim (docs/webhooks.md, "Fairness"). */
@@ -90,13 +92,15 @@ export async function claimDelivery(
         secret_cipher: string;
         failing_since: string | null;
         creator_valid: boolean;
+        subscription_id: string | null;
       }>`update webhook_delivery o set lease_until = ${until}, locked_by = ${workerId}
       from webhook w
       where w.id = o.webhook_id and o.webhook_id = ${row.webhook_id} and o.mailbox_id = ${row.mailbox_id}
         and o.seq = ${row.seq}
       returning o.payload, o.attempts, w.url, w.secret_cipher, w.failing_since,
         exists (select 1 from access_token t join domain d on d.id = t.domain_id left join mailbox tm on tm.id = t.mailbox_id
-          where t.id = w.created_by_token_id and ${validTokenSql(now)}) as creator_valid`.execute(trx)
+          where t.id = w.created_by_token_id and ${validTokenSql(now)}) as creator_valid,
+        (select s.id from mcp_event_subscription s where s.webhook_id = w.id) as subscription_id`.execute(trx)
     ).rows[0]!;
     if (claimed.failing_since !== null)
       await sql`update webhook set circuit_open_until = ${until} where id = ${row.webhook_id}`.execute(trx);
@@ -111,6 +115,7 @@ export async function claimDelivery(
       secretCipher: claimed.secret_cipher,
       failingSince: claimed.failing_since,
       creatorValid: claimed.creator_valid,
+      subscriptionId: claimed.subscription_id,
     };
   });
 }

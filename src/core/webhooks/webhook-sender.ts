@@ -4,6 +4,7 @@ import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
+import { toOccurrence } from '../events/event-occurrence.js';
 import type { NetworkTargetPolicy } from '../net/network-targets.js';
 import { parseWebhookUrl, resolveWebhookTarget } from './webhook-target.js';
 
@@ -22,7 +23,13 @@ export async function sendWebhook(
   urlText: string,
   secret: string,
   event: MailboxEvent,
-  options: { timeoutMs: number; connectTimeoutMs: number; policy: NetworkTargetPolicy; now: Date },
+  options: {
+    timeoutMs: number;
+    connectTimeoutMs: number;
+    policy: NetworkTargetPolicy;
+    now: Date;
+    subscriptionId?: string | null;
+  },
 ): Promise<SendOutcome> {
   let target: { address: string; family: 4 | 6 };
   const url = parseWebhookUrl(urlText);
@@ -31,7 +38,10 @@ export async function sendWebhook(
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }
-  const body = JSON.stringify(event);
+  // An MCP events subscription receives the extension's EventOccurrence (whose eventId is this
+  // webhook-id) and the X-MCP-Subscription-Id header its receiver routes by; a webhook the event.
+  const subscriptionId = options.subscriptionId ?? null;
+  const body = JSON.stringify(subscriptionId ? toOccurrence(event) : event);
   const id = webhookMessageId(event);
   const signature = new Webhook(secret).sign(id, options.now, body);
   const pinned: LookupFunction = (_host, opts, cb) => {
@@ -64,6 +74,7 @@ export async function sendWebhook(
           'webhook-id': id,
           'webhook-timestamp': String(Math.floor(options.now.getTime() / 1000)),
           'webhook-signature': signature,
+          ...(subscriptionId ? { 'x-mcp-subscription-id': subscriptionId } : {}),
         },
       },
       (res) => {

@@ -97,6 +97,7 @@ export class WebhookWorker {
       connectTimeoutMs: this.options.connectTimeoutMs,
       policy: this.options.policy,
       now: clock.now(),
+      subscriptionId: d.subscriptionId,
     });
     const now = clock.now();
     if (outcome.ok) {

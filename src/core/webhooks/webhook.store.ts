@@ -27,10 +27,12 @@ export type WebhookRow = Row<
 export type WebhookOwner =
   { kind: 'domain'; domainId: string } | { kind: 'mailbox'; domainId: string; mailboxId: string };
 
+// An MCP events subscription's webhook belongs to the subscription (events/unsubscribe), not to these routes.
+const notSubscription = sql`not exists (select 1 from mcp_event_subscription s where s.webhook_id = w.id)`;
 const owned = (o: WebhookOwner) =>
   o.kind === 'domain'
-    ? sql`w.domain_id = ${o.domainId}`
-    : sql`w.domain_id = ${o.domainId} and w.mailbox_id = ${o.mailboxId}`;
+    ? sql`w.domain_id = ${o.domainId} and ${notSubscription}`
+    : sql`w.domain_id = ${o.domainId} and w.mailbox_id = ${o.mailboxId} and ${notSubscription}`;
 
 const COLUMNS = sql`w.id, w.domain_id, w.mailbox_id, w.url, w.event_types, w.mailbox_ids, w.created_at, w.disabled_at,
   w.disabled_reason, w.failing_since, w.last_success_at, w.last_failure_at, w.last_error,

@@ -14,6 +14,7 @@ export { AuditEntryEntity } from './audit-entry.entity.js';
 export { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 export { InboundQueueEntity } from './inbound-queue.entity.js';
 export { SubmissionQueueEntity } from './submission-queue.entity.js';
+export { McpEventSubscriptionEntity } from './mcp-event-subscription.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
@@ -31,6 +32,7 @@ import { AuditEntryEntity } from './audit-entry.entity.js';
 import { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 import { InboundQueueEntity } from './inbound-queue.entity.js';
 import { SubmissionQueueEntity } from './submission-queue.entity.js';
+import { McpEventSubscriptionEntity } from './mcp-event-subscription.entity.js';
 
 export const allEntities = [
   DomainEntity,
@@ -54,4 +56,5 @@ export const allEntities = [
   WebhookDeliveryEntity,
   InboundQueueEntity,
   SubmissionQueueEntity,
+  McpEventSubscriptionEntity,
 ];

@@ -23,6 +23,7 @@ import { Migration20270407000000ThreadState } from './20270407000000-thread-stat
 import { Migration20270402000000MessageSenderToken } from './20270402000000-message-sender-token.js';
 import { Migration20270402000100ContactsAuthenticated } from './20270402000100-contacts-authenticated.js';
 import { Migration20270404000000WebhookCircuit } from './20270404000000-webhook-circuit.js';
+import { Migration20270405000000McpEventSubscriptions } from './20270405000000-mcp-event-subscriptions.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -48,6 +49,7 @@ export const migrations = [
   { name: 'Migration20270402000100ContactsAuthenticated', class: Migration20270402000100ContactsAuthenticated },
   { name: 'Migration20270403000000MessageScreening', class: Migration20270403000000MessageScreening },
   { name: 'Migration20270404000000WebhookCircuit', class: Migration20270404000000WebhookCircuit },
+  { name: 'Migration20270405000000McpEventSubscriptions', class: Migration20270405000000McpEventSubscriptions },
   { name: 'Migration20270406000000ReplyTo', class: Migration20270406000000ReplyTo },
   { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },

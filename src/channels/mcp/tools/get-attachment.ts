@@ -32,7 +32,7 @@ export const getAttachmentTool = defineTool({
     mailboxAddress: MAILBOX_ADDRESS_BY_ID,
   }).extend({ maxChars: maxCharsSchema }),
   output: attachmentReadSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: async ({ maxChars: _, ...input }, { principal, services }): Promise<z.output<typeof attachmentReadSchema>> => {
     const text = await services.attachmentText.text(principal, input);
     // The same visibility rule let the text through, so the message is there to be read.

@@ -16,6 +16,6 @@ export const getMailboxStorageTool = defineTool({
     mailboxAddress: z.string().trim().max(320).optional().describe(MAILBOX_ADDRESS_ACTING),
   }),
   output: mailboxStorageSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.storage.forMailbox(principal, input.mailboxAddress),
 });

@@ -19,7 +19,7 @@ export const getMessageTool = defineTool({
     mailboxAddress: MAILBOX_ADDRESS_BY_ID,
   }).extend({ maxChars: maxCharsSchema }),
   output: messageDetailSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: ({ maxChars: _, ...ref }, { principal, services }) => services.messages.get(principal, ref),
   text: (data, input) => fencedText(data, [data], input.maxChars),
   structured: (data, input) => boundMessage(data, input.maxChars),

@@ -19,7 +19,7 @@ export const getThreadTool = defineTool({
     mailboxAddress: MAILBOX_ADDRESS_BY_ID,
   }).extend({ maxChars: maxCharsSchema }),
   output: threadViewSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: ({ maxChars: _, ...ref }, { principal, services }) => services.messages.getThread(principal, ref),
   text: (data, input) => fencedText(data, data.messages, input.maxChars),
   structured: (data, input) => ({

@@ -29,6 +29,6 @@ export const getVerificationCodeTool = defineTool({
     timeoutMs: `How long to wait in milliseconds, 0..${WAIT_MAX_MS}. Default ${WAIT_DEFAULT_MS}. 0 checks once.`,
   }),
   output: verificationCodeResultSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services, signal }) => services.waits.waitForCode(principal, input, { signal }),
 });

@@ -15,6 +15,6 @@ export const listMailboxesTool = defineTool({
     cursor: 'nextCursor of the previous page, unchanged. Omit for the first page.',
   }),
   output: mailboxPageSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.mailboxes.list(principal, input),
 });

@@ -37,7 +37,7 @@ export const listMessagesTool = defineTool({
       .describe('Optional. changeMark of an earlier list_messages call with the same arguments: unchanged → no items.'),
   }),
   output: listOutputSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: async ({ ifChangedSince, ...input }, { principal, services }) => {
     // Every argument but the mark itself (the parsed input keeps the schema's key order), so a
     // list argument added later can never share a mark with a call that differs only in it.

@@ -20,6 +20,6 @@ export const listPendingApprovalsTool = defineTool({
     cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page, unchanged.'),
   }),
   output: messagePageSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.messages.list(principal, { ...input, approval: 'pending' }),
 });

@@ -23,6 +23,6 @@ export const listThreadsTool = defineTool({
     cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page, unchanged.'),
   }),
   output: threadPageSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.threads.list(principal, input),
 });

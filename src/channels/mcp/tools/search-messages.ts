@@ -22,6 +22,6 @@ export const searchMessagesTool = defineTool({
     cursor: 'nextCursor of the previous page, unchanged, with the same q. Omit for the first page.',
   }),
   output: searchPageSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: (input, { principal, services }) => services.search.search(principal, input),
 });

@@ -36,7 +36,7 @@ export const waitForMessageTool = defineTool({
     timeoutMs: `How long to wait in milliseconds, 0..${WAIT_MAX_MS}. Default ${WAIT_DEFAULT_MS}. 0 checks once and returns.`,
   }),
   output: waitResultSchema,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: async (input, { principal, services, signal, progress }) => {
     const started = performance.now();
     const ticker = progress
