@@ -101,7 +101,7 @@ lint: install
 	tsc -p web/tsconfig.json
 	tsc -p clients/typescript/tsconfig.json
 	eslint --max-warnings 0 .
-	depcruise src operator bench test --config .dependency-cruiser.cjs --output-type err
+	depcruise src operator bench test web --config .dependency-cruiser.cjs --output-type err
 	prettier --check --log-level warn .
 
 ## make format: rewrite every file the formatter owns.
