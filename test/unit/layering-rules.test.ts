@@ -85,6 +85,7 @@ const CASES: [string, Record<string, string[]>][] = [
     'core-flows-policy-below-delivery',
     { 'src/core/policy/approval.service.ts': ['src/core/delivery/sending/outbound.store.ts'] },
   ],
+  ['core-has-a-floor', { 'src/core/nowhere/a.ts': ['src/core/errors.ts'] }],
   ['channel-storage-through-core', { 'src/channels/http/a.ts': ['src/storage/database.ts'] }],
   ['web-only-shared-types', { 'web/src/a.ts': ['src/core/errors.ts'] }],
 ];
