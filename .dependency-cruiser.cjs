@@ -1,8 +1,135 @@
 // The import rules of ARCHITECTURE.md, checked by `make lint` (dependency-cruiser). Each rule names
 // the layer it protects; a new exception needs a reason written here, not a silenced rule.
+
+// The floors of src/core (ARCHITECTURE.md, "Floors"), lowest first: a module imports its own floor
+// or a lower one, never a higher one. An entry is a folder (ending in /) or a file; the most
+// specific entry holding a module names its floor. src/core/services.ts, which builds every floor,
+// stands above them all.
+const FLOORS = {
+  base: [
+    'src/core/address.ts',
+    'src/core/errors.ts',
+    'src/core/error-mapping.ts',
+    'src/core/ids.ts',
+    'src/core/time.ts',
+    'src/core/text.ts',
+    'src/core/validation.ts',
+    'src/core/logger.ts',
+    'src/core/observability.ts',
+    'src/core/base-services.ts',
+    'src/core/paging/',
+    'src/core/net/',
+    'src/core/keys/',
+    'src/core/ratelimit/',
+    'src/core/delivery/dns-resolver.ts',
+    'src/core/housekeeping/batched-pass.ts',
+    'src/core/housekeeping/polling-loop.ts',
+  ],
+  access: [
+    'src/core/auth/',
+    'src/core/tokens/',
+    'src/core/policy/policy.schemas.ts',
+    'src/core/policy/recipient-pattern.ts',
+    'src/core/policy/effective-policy.ts',
+  ],
+  state: [
+    'src/core/mail/',
+    'src/core/messages/',
+    'src/core/attachments/',
+    'src/core/search/',
+    'src/core/extraction/',
+    'src/core/events/',
+    'src/core/quota/',
+    'src/core/mailboxes/',
+    'src/core/domains/',
+    'src/core/audit/',
+    'src/core/state-services.ts',
+  ],
+  flows: [
+    'src/core/delivery/',
+    'src/core/delivery/receiving/',
+    'src/core/delivery/intake/',
+    'src/core/delivery/submission/',
+    'src/core/delivery/outbound/',
+    'src/core/delivery/sending/',
+    'src/core/policy/',
+    'src/core/webhooks/',
+    'src/core/resources/',
+    'src/core/housekeeping/',
+    'src/core/admin/',
+    'src/core/flow-services.ts',
+  ],
+};
+const CORE_TOP = 'src/core/services.ts';
+// Inside flows, policy decides and delivery carries out: delivery may import policy, not back.
+const POLICY = ['src/core/policy/'];
+const DELIVERY = [
+  'src/core/delivery/',
+  'src/core/delivery/receiving/',
+  'src/core/delivery/intake/',
+  'src/core/delivery/submission/',
+  'src/core/delivery/outbound/',
+  'src/core/delivery/sending/',
+];
+
+const pattern = (entry) => '^' + entry.replace(/[.]/g, '[.]') + (entry.endsWith('/') ? '' : '$');
+const FLOOR_NAMES = Object.keys(FLOORS);
+const entries = FLOOR_NAMES.flatMap((floor, level) => FLOORS[floor].map((entry) => ({ entry, level })));
+/** Entries of other levels nested inside `entry` (a file listed under a folder of another floor). */
+const nestedElsewhere = (entry, keep) =>
+  entries.filter((e) => e.entry !== entry && e.entry.startsWith(entry) && !keep(e.level)).map((e) => pattern(e.entry));
+/** The path/pathNot pair that selects the modules whose floor passes `keep`. */
+function floorsWhere(keep) {
+  const own = entries.filter((e) => keep(e.level));
+  return {
+    path: [...own.map((e) => pattern(e.entry)), ...(keep(FLOOR_NAMES.length) ? [pattern(CORE_TOP)] : [])],
+    pathNot: [...new Set(own.flatMap((e) => nestedElsewhere(e.entry, keep)))],
+  };
+}
+const floorRules = [
+  {
+    name: 'core-has-a-floor',
+    severity: 'error',
+    comment: 'Every module of src/core stands on a floor: name its folder or file in FLOORS.',
+    from: { path: '^src/core/', pathNot: floorsWhere(() => true).path },
+    to: {},
+  },
+  ...FLOOR_NAMES.map((floor, level) => ({
+    name: `core-floor-${floor}`,
+    severity: 'error',
+    comment: `The ${floor} floor of src/core imports only its own floor and those below it (ARCHITECTURE.md, "Floors").`,
+    from: floorsWhere((l) => l === level),
+    to: floorsWhere((l) => l > level),
+  })),
+];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...floorRules,
+    {
+      name: 'core-flows-policy-below-delivery',
+      severity: 'error',
+      comment: 'Policy decides what delivery does; delivery imports policy, policy never imports delivery.',
+      from: { path: POLICY.map(pattern), pathNot: floorsWhere((l) => l !== FLOOR_NAMES.indexOf('flows')).path },
+      to: { path: DELIVERY.map(pattern), pathNot: floorsWhere((l) => l !== FLOOR_NAMES.indexOf('flows')).path },
+    },
+    {
+      name: 'channel-storage-through-core',
+      severity: 'error',
+      comment:
+        'Channels reach rows and blobs through the core (its services and ports), never storage directly. ' +
+        "One exception: the realtime replay's default gate, src/storage/fair-gate.ts, a scheduling primitive that holds no rows.",
+      from: { path: '^src/channels/' },
+      to: { path: '^src/storage/', pathNot: '^src/storage/fair-gate[.]ts$' },
+    },
+    {
+      name: 'web-only-shared-types',
+      severity: 'error',
+      comment: 'The web console is a separate bundle: of the server it imports only the shared shapes of src/types/.',
+      from: { path: '^web/' },
+      to: { path: '^(src|operator|bench|test|clients)/', pathNot: '^src/types/' },
+    },
     {
       name: 'no-circular',
       severity: 'error',
@@ -129,7 +256,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.js', '.mjs', '.cjs', '.d.ts'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.d.ts'],
     },
     reporterOptions: { text: { highlightFocused: true } },
   },

@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test chromium postfix client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke bench-scale bench-scale-drop lint format clean services
+.PHONY: install build run test test-unit chromium postfix client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke bench-scale bench-scale-drop lint format clean services
 
 install: node_modules/.installed
 
@@ -27,9 +27,17 @@ dist/web/index.html: $(shell find web -type f 2>/dev/null) package-lock.json
 run: build
 	MAILBOX_BANNER=true npm start
 
-## make test: the whole suite on PostgreSQL and on PGlite (starts local PostgreSQL/Redis if down).
+## make test: the whole suite (starts local PostgreSQL/Redis if down): a file that opens storage on
+## PostgreSQL and on PGlite, every other file once, reliability at its short size (vitest.config.ts).
+## make test AREA=smtp: only test/smtp/, on the projects its files belong to (any folder of test/).
+AREA ?=
 test: install services chromium postfix
-	vitest run
+	@if [ -n "$(AREA)" ] && [ ! -d "test/$(AREA)" ]; then echo "AREA=$(AREA): no folder test/$(AREA)/ (one of: $$(ls -d test/*/ | cut -d/ -f2 | tr '\n' ' '))" >&2; exit 2; fi
+	vitest run $(if $(AREA),test/$(AREA)/)
+
+## make test-unit: the pure rules of test/unit/ (no storage, no services), in seconds.
+test-unit: install
+	vitest run --project unit
 
 test-postgres: install services
 	MAILBOX_TEST_ENGINE=postgres vitest run
@@ -107,7 +115,7 @@ lint: install
 	tsc -p web/tsconfig.json
 	tsc -p clients/typescript/tsconfig.json
 	eslint --max-warnings 0 .
-	depcruise src operator bench test --config .dependency-cruiser.cjs --output-type err
+	depcruise src operator bench test web --config .dependency-cruiser.cjs --output-type err
 	prettier --check --log-level warn .
 
 ## make format: rewrite every file the formatter owns.

@@ -1,14 +1,43 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// The whole suite runs twice: against real PostgreSQL and against embedded PGlite.
-// MAILBOX_TEST_ENGINE=postgres|pglite narrows `make test` to one engine while iterating.
+// Where a test file runs, by one rule:
+// - a file that imports test/support/harness.ts (directly or through another file under test/) opens
+//   storage on MAILBOX_TEST_ENGINE, so it runs on both engines (the `postgres` and `pglite` projects);
+// - every other file does not touch storage and runs once (`unit` for test/unit/, `once` elsewhere).
+// ONE_ENGINE lists the exceptions: files that take a database from the harness only to have a process
+// to drive; what they test (commands, exit codes, the modules a role loads) is the same on either
+// engine, and both engines' storage is covered by the files that test it. They run once, on the first
+// engine. test/unit/test-projects.test.ts holds the unit folder to the rule.
+// MAILBOX_TEST_ENGINE=postgres|pglite narrows a run to one engine while iterating.
 const engines = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres,pglite').split(',');
+
+const ONE_ENGINE = ['test/cli/cli.test.ts', 'test/cli/role-modules.test.ts'];
+const OWN_PROJECTS = ['test/unit/', 'test/k8s/', 'test/reliability/', 'test/browser/'];
+
+const ROOT = import.meta.dirname;
+const storageFree = filesWithoutHarness();
+const onceFiles = [
+  ...new Set([...storageFree.filter((f) => !OWN_PROJECTS.some((dir) => f.startsWith(dir))), ...ONE_ENGINE]),
+].sort();
 
 export default defineConfig({
   test: {
     projects: [
-      // Pure rules (no storage): run once.
+      // Pure rules (no storage): run once. `make test-unit` runs only this project.
       { extends: true as const, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      // Outside test/unit/: the files that do not touch storage, and ONE_ENGINE.
+      {
+        extends: true as const,
+        test: {
+          name: 'once',
+          include: onceFiles,
+          env: { MAILBOX_TEST_ENGINE: engines[0]! },
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
       // Kubernetes: one API server (real kube-apiserver, else a stand-in; see test/k8s/support/cluster.ts)
       // shared by every file, on PostgreSQL (so not with MAILBOX_TEST_ENGINE=pglite); about a minute.
       // `make test-k8s` runs only this project.
@@ -27,9 +56,9 @@ export default defineConfig({
             },
           ]
         : []),
-      // Reliability and security proof: real processes killed and restarted, a private
-      // PostgreSQL stopped, a private Redis flushed. PostgreSQL only (PGlite lives inside one
-      // process). Short sizes here; `make reliability` runs the same files with RELIABILITY=full.
+      // Reliability and security proof: real processes killed and restarted, a private PostgreSQL
+      // stopped, a private Redis flushed. PostgreSQL only (PGlite lives inside one process). Short
+      // sizes here; `make reliability` runs the same files with RELIABILITY=full.
       ...(engines.includes('postgres')
         ? [
             {
@@ -64,7 +93,7 @@ export default defineConfig({
         test: {
           name: engine,
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**', 'test/k8s/**', 'test/reliability/**', 'test/browser/**'],
+          exclude: [...OWN_PROJECTS.map((dir) => `${dir}**`), ...onceFiles],
           env: { MAILBOX_TEST_ENGINE: engine },
           testTimeout: 30_000,
           hookTimeout: 60_000,
@@ -75,3 +104,41 @@ export default defineConfig({
     maxWorkers: 2,
   },
 });
+
+/** The test files (paths from the repository root) that reach test/support/harness.ts through no import. */
+export function filesWithoutHarness(root = ROOT): string[] {
+  const harness = 'test/support/harness.ts';
+  const files = listTs(root, 'test');
+  const imports = new Map(files.map((f) => [f, relativeImports(root, f)]));
+  const reaches = new Map<string, boolean>();
+  const visit = (file: string, seen: Set<string>): boolean => {
+    if (file === harness) return true;
+    const known = reaches.get(file);
+    if (known !== undefined) return known;
+    if (seen.has(file)) return false;
+    seen.add(file);
+    const result = (imports.get(file) ?? []).some((dep) => visit(dep, seen));
+    reaches.set(file, result);
+    return result;
+  };
+  return files.filter((f) => f.endsWith('.test.ts') && !visit(f, new Set()));
+}
+
+function listTs(root: string, dir: string): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === 'fixtures' ? [] : listTs(root, rel);
+    return entry.name.endsWith('.ts') ? [rel] : [];
+  });
+}
+
+/** Relative imports (static, side-effect, dynamic, vi.mock) of a test/ file that land in test/, as repository paths. */
+function relativeImports(root: string, file: string): string[] {
+  const source = readFileSync(path.join(root, file), 'utf8');
+  const specifiers = [...source.matchAll(/(?:from|import|import\(|vi\.mock\()\s*'(\.{1,2}\/[^']+)'/g)].map(
+    (m) => m[1]!,
+  );
+  return specifiers
+    .map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(file), s)).replace(/\.js$/, '.ts'))
+    .filter((f) => f.startsWith('test/'));
+}

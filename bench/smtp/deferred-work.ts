@@ -50,7 +50,7 @@ export async function measureDeferredWork(
   const inboundDelivery = await measureQueue(
     env,
     database,
-    (s) => new InboundQueue(s.db, s.transport.receiving, silentLogger),
+    (s) => new InboundQueue(s.db, s.transport.inbound, silentLogger),
   );
   const submissionWrite = await measureQueue(
     env,

@@ -1,4 +1,8 @@
 import type { Redis } from 'ioredis';
+import type { BaseServices } from './base-services.js';
+import type { AccessServices } from './tokens/access-services.js';
+import type { StateServices } from './state-services.js';
+import type { FlowServices } from './flow-services.js';
 import type { Config } from '../config/config.js';
 import type { Database } from '../storage/database.js';
 import type { BlobStore } from '../storage/blobs/blob-store.js';
@@ -20,9 +24,10 @@ import { deriveKey } from './keys/server-key.js';
 import type { EventBus } from '../storage/event-bus.js';
 import { MessageService } from './messages/message.service.js';
 import { SendService } from './delivery/sending/send.service.js';
+import { insertOutboxJob } from './delivery/sending/outbound.store.js';
 import { AttachmentService } from './attachments/attachment.service.js';
 import { InboundStore } from './delivery/receiving/inbound.store.js';
-import { createMailTransport, type MailTransport } from './delivery/mail-transport.js';
+import { createMailTransport } from './delivery/mail-transport.js';
 import { WaitService } from './messages/wait.service.js';
 import { ChangeMarks } from './messages/change-mark.js';
 import { announcingLocally, ChangeSequences } from './messages/change-sequence.js';
@@ -47,76 +52,12 @@ import { StorageService } from './quota/storage.service.js';
 import { ThreadStateService } from './messages/thread-state.service.js';
 import { FollowUps } from './messages/follow-up.js';
 
-/** Everything a channel may call. Built once by the composition root. */
-export interface Services {
-  config: Readonly<Config>;
-  log: Logger;
-  clock: Clock;
-  db: Database;
-  blobs: BlobStore;
-  bus: EventBus;
-  redis: Redis | null;
-  cipher: TokenCipher;
-  cursors: CursorCodec;
-  usage: UsageRecorder;
-  /** Every channel authenticates here (HTTP, MCP, Socket.IO, SMTP AUTH). */
-  tokenAuth: TokenAuthenticator;
-  /** Writes new tokens (bootstrap, login, governance, declared resources). */
-  tokenMinter: TokenMinter;
-  /** The token governance routes (self and domain). */
-  tokens: TokenGovernance;
-  mailboxes: MailboxService;
-  login: LoginService;
-  /** Concurrent password hashes, per client address and overall. */
-  hashes: PasswordHashGate;
-  limits: RateLimits;
-  messages: MessageService;
-  /** Change marks of reads: HTTP ETags, MCP ifChangedSince (docs/api.md, "Change marks and ETags"). */
-  changeMarks: ChangeMarks;
-  /** Each mailbox's change sequence, from memory where the bus keeps it fresh (marks and waits). */
-  changeSequences: ChangeSequences;
-  sending: SendService;
-  attachments: AttachmentService;
-  inbound: InboundStore;
-  /** SMTP submission and inbound use cases, DKIM keys and external delivery. */
-  transport: MailTransport;
-  events: EventService;
-  /** Long-poll for the next message (HTTP /api/messages/wait, MCP wait_for_message). */
-  waits: WaitService;
-  /** Per-token bounds on what every tenant shares (docs/api.md, "Per-token bounds"). */
-  caps: { sockets: ConcurrencyCap; replays: ConcurrencyCap };
-  /** Replay pages of the real-time connection queue here (width: a quarter of the database pool). */
-  replayGate: FairGate;
-  /** The one outbound policy decision (every send path and SMTP RCPT TO). */
-  policy: OutboundPolicy;
-  /** Mailbox policy routes (GET/PUT). */
-  mailboxPolicies: MailboxPolicyService;
-  /** Approve/reject of held messages and their expiry. */
-  approvals: ApprovalService;
-  /** Release of inbound mail held by screening (docs/screening.md). */
-  screeningRelease: ScreeningReleaseService;
-  approvalStore: ApprovalStore;
-  audit: AuditService;
-  auditStore: AuditStore;
-  /** Full-text search (HTTP /api/messages/search, MCP search_messages). */
-  search: SearchService;
-  searchIndex: SearchIndex;
-  replyTextBackfill: ReplyTextBackfill;
-  /** Text of PDF/DOCX/HTML/text attachments (HTTP …/attachments/{id}/text, MCP get_attachment). */
-  attachmentText: AttachmentTextService;
-  /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
-  webhooks: WebhookService;
-  /** Webhook subscriptions of the MCP events extension (delivered by the webhook worker). */
-  eventSubscriptions: EventSubscriptionService;
-  /** Seals webhook secrets (a key of its own, derived from the server key). */
-  webhookCipher: TokenCipher;
-  /** Storage quota routes (mailbox and domain). */
-  storage: StorageService;
-  /** Thread workflow state: list by state, set (HTTP /api/threads, MCP list_threads / set_thread_state). */
-  threads: ThreadStateService;
-  /** The worker's thread.follow-up-due emission. */
-  followUps: FollowUps;
-}
+/**
+ * Everything a channel may call, built once by the composition root: one group per floor of the
+ * core (ARCHITECTURE.md, "Floors"). A worker inside the core takes only the groups of its floor and
+ * those below it, never the whole.
+ */
+export type Services = BaseServices & AccessServices & StateServices & FlowServices;
 
 export interface CoreDeps {
   config: Readonly<Config>;
@@ -183,7 +124,16 @@ export function createServices(deps: CoreDeps): Services {
     autoReplyLimitPerHour: config.AUTO_REPLY_LIMIT_PER_HOUR,
   });
   const approvalStore = new ApprovalStore(db);
-  const approvals = new ApprovalService(db, approvalStore, auditStore, bus, clock, log, { ttlMs: config.APPROVAL_TTL });
+  const approvals = new ApprovalService(
+    db,
+    approvalStore,
+    auditStore,
+    bus,
+    clock,
+    log,
+    { ttlMs: config.APPROVAL_TTL },
+    (trx, messageId, mailboxId, at) => insertOutboxJob(trx, messageId, mailboxId, null, at),
+  );
   const sending = new SendService(
     db,
     bus,

@@ -193,7 +193,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       intake.start();
       closers.push(() => intake.stop());
     };
-    startIntake(new InboundQueue(db, services.transport.receiving, log));
+    startIntake(new InboundQueue(db, services.transport.inbound, log));
     startIntake(new SubmissionQueue(db, services.transport.submission, log));
     const webhookWorker = new WebhookWorker(services, services.webhookCipher, {
       workerId: `${hostname()}:${process.pid}`,

@@ -195,7 +195,7 @@ describe('queued intake on port 25', () => {
     // … worker B takes it over and stores it …
     await deliverQueued(server.runtime, queueId);
     // … and A, waking up, finds the row gone: its transaction rolls back.
-    await expect(transport.receiving.deliverQueued(stale!)).rejects.toBeInstanceOf(QueueClaimLost);
+    await expect(transport.inbound.deliverQueued(stale!)).rejects.toBeInstanceOf(QueueClaimLost);
     expect((await stored(box.mailboxId)).map((m) => m.subject)).toEqual(['once']);
   });
 

@@ -105,7 +105,7 @@ describe('inbound trust', () => {
 
   it.each(hostedVariants)('refuses a hosted-domain From %s with 550 5.7.1 and stores nothing', async (_n, make) => {
     // Both paths: the envelope sender's domain is read with RCPT TO, any other From domain at the
-    // end of DATA (ReceivingService.requireHostedSignature).
+    // end of DATA (InboundService.requireHostedSignature).
     for (const from of ['b@sender.example', `ceo@${x.name}`, `CEO@${x.name.toUpperCase()}`]) {
       const reply = await mxRefusal(mxPort(server), { from, to: alice.address }, await make());
       expect(reply, `MAIL FROM:<${from}>`).toMatch(/^550 5\.7\.1 /);

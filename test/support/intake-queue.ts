@@ -62,7 +62,7 @@ const DRIVEN = {
  * started): one attempt per claim, so a refusal shows at once as a `failed` row.
  */
 export const queueWorker = (runtime: Runtime): IntakeQueueWorker<QueuedInbound> =>
-  driven(runtime, (s) => new InboundQueue(s.db, s.transport.receiving, silentLogger));
+  driven(runtime, (s) => new InboundQueue(s.db, s.transport.inbound, silentLogger));
 
 /** The same for port 587's queue. */
 export const submissionQueueWorker = (runtime: Runtime): IntakeQueueWorker<QueuedSubmission> =>

@@ -5,7 +5,8 @@ import {
   mintTokenPlaintext,
   tokenDisplayPrefix,
 } from '../../src/core/tokens/token-format.js';
-import { TokenCipher, parseServerKey } from '../../src/core/tokens/token-cipher.js';
+import { parseServerKey } from '../../src/core/keys/server-key.js';
+import { TokenCipher } from '../../src/core/tokens/token-cipher.js';
 import { randomBytes } from 'node:crypto';
 
 describe('token format', () => {

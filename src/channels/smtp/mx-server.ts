@@ -22,7 +22,7 @@ export function createMxServer(
   clients: ClientLimits,
 ): MailboxSmtpServer {
   const { config, log } = services;
-  const core = services.transport.receiving;
+  const core = services.transport.inbound;
   const limits = { maxBytes: config.SMTP_MAX_MESSAGE_BYTES, ...DEFAULT_HEADER_LIMITS };
   const common = commonOptions('mx', config, hostname, tls, clients, log);
   return new MailboxSmtpServer(

@@ -1,6 +1,7 @@
 import { AppError } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { Services } from '../services.js';
+import type { BaseServices } from '../base-services.js';
+import type { AccessServices } from '../tokens/access-services.js';
 import { DOMAIN_TOKEN_SCOPES } from '../tokens/scopes.js';
 import type { TokenCreatedView } from '../tokens/token.views.js';
 import { TokenStore } from '../tokens/token.store.js';
@@ -16,7 +17,7 @@ import { findDomainByName, upsertDomain } from '../domains/domain.store.js';
 export class OperatorSession {
   private minted: string[] = [];
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: BaseServices & AccessServices) {}
 
   /** Creates the domain (or finds it) and mints a domain token for integrations. */
   async createDomain(name: string, tokenName: string): Promise<{ domainId: string; token: TokenCreatedView }> {

@@ -9,7 +9,7 @@ import type { PasswordHashGate } from './password-hash-gate.js';
 import type { TokenCipher } from '../tokens/token-cipher.js';
 import { loginMailbox, reusableMailboxToken } from './login.store.js';
 import type { RateLimits } from '../ratelimit/rate-limits.js';
-import type { LoginResult } from '../mailboxes/mailbox.schemas.js';
+import type { LoginResult } from './login.schemas.js';
 import type { Logger } from '../logger.js';
 import { ms, type Database } from '../../storage/database.js';
 

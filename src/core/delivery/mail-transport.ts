@@ -12,7 +12,7 @@ import type { InboundStore } from './receiving/inbound.store.js';
 import type { EventBus } from '../../storage/event-bus.js';
 import type { OutboundPolicy } from '../policy/outbound-policy.js';
 import { SubmissionService } from './submission/submission.service.js';
-import { ReceivingService } from './receiving/receiving.service.js';
+import { InboundService } from './receiving/receiving.service.js';
 import { InboundDelivery } from './receiving/inbound-delivery.js';
 import { hostedDkimLookup } from './receiving/hosted-dkim.js';
 import { dnsResolver, type DnsLookup } from './dns-resolver.js';
@@ -23,7 +23,7 @@ import { CommitGroup } from '../../storage/commit-group.js';
 /** The mail-transport use cases: SMTP submission, inbound MX, DKIM keys and external delivery. */
 export interface MailTransport {
   submission: SubmissionService;
-  receiving: ReceivingService;
+  inbound: InboundService;
   /** DNS_SERVERS, or the system resolver: SPF/DKIM/DMARC and MX lookups. */
   resolver: DnsLookup;
   dkim: DkimKeys;
@@ -58,7 +58,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
     hostname,
     dkim: new DkimKeys(d.db, d.cipher, d.clock),
     external: externalTransportFrom(d.config, resolver, hostname, d.log),
-    receiving: new ReceivingService(
+    inbound: new InboundService(
       d.db,
       new InboundDelivery(d.db, d.blobs, d.inbound, d.bus, d.log, hostedDkimLookup(d.db, resolver), {
         hostname,

@@ -1,7 +1,6 @@
-import { sql, type Database, type Sql } from '../../storage/database.js';
+import { sql, type Database, type Sql, type SqlFragment } from '../../storage/database.js';
 import type { Col, Row } from '../../storage/rows.js';
 import { validTokenSql } from '../tokens/token.store.js';
-import { webhooksWanting } from '../webhooks/webhook-outbox.store.js';
 import type { EventType, MailboxEvent } from '../../types/mailbox-event.js';
 
 /** The queries of the event log (mailbox_event) and of the mailboxes' event sequences. */
@@ -106,4 +105,20 @@ export async function deleteEventsBeyondCap(db: Database, cap: number, batch: nu
         from mailbox m join mailbox_event e on e.mailbox_id = m.id and e.seq <= m.event_seq - ${cap}
         where m.event_seq > ${cap} limit ${batch}) returning 1`)
   ).length;
+}
+
+/**
+ * The live webhooks (as `w`) that want an event of `type` in `mailboxId` of the domain
+ * `domainId` (an SQL expression): same domain, its own mailbox (mailbox webhooks) or any of its
+ * listed mailboxes, and one of its event types. With no webhook in the domain this is one probe
+ * of webhook_domain_live_idx.
+ * The event log owns this fan-out: appendEventRow inserts one delivery row per match in the
+ * statement that appends the event (the webhook outbox reads those rows).
+ */
+function webhooksWanting(domainId: SqlFragment, mailboxId: string, type: string) {
+  return sql`select w.id from webhook w
+    where w.domain_id = ${domainId} and w.disabled_at is null
+      and (w.mailbox_id is null or w.mailbox_id = ${mailboxId})
+      and (w.mailbox_ids is null or ${mailboxId} = any(w.mailbox_ids))
+      and (w.event_types is null or ${type} = any(w.event_types))`;
 }

@@ -1,7 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseServerKey } from '../tokens/token-cipher.js';
 
 /**
  * The server key: from MAILBOX_SECRET_KEY, or generated once into `<data dir>/server.key`
@@ -20,3 +19,11 @@ export function loadServerKey(configured: string | undefined, dataDir: string): 
 
 export const deriveKey = (master: Buffer, purpose: string): Buffer =>
   createHmac('sha256', master).update(`mailbox-service:${purpose}`).digest();
+
+/** Accepts a 32-byte key as 64 hex chars or base64. */
+export function parseServerKey(text: string): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32) throw new Error('MAILBOX_SECRET_KEY must be 32 bytes, as 64 hex chars or base64');
+  return key;
+}

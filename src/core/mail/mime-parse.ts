@@ -13,7 +13,7 @@ import { ID_PREFIX, newId } from '../ids.js';
 import { isAddress, normalizeAddress } from '../address.js';
 import type { AttachmentFile } from '../attachments/attachment.store.js';
 import { sanitizeContentType, sanitizeFilename } from '../attachments/attachment-meta.js';
-import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../delivery/sending/send.schemas.js';
+import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from './body-caps.js';
 import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import { listUnsubscribeUrls } from '../extraction/links.js';
 

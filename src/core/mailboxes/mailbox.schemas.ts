@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { addressSchema } from '../address.js';
 import { limitSchema } from '../paging/cursor.js';
+import { PASSWORD_LENGTH } from '../auth/login.schemas.js';
 
 export const createMailboxInputSchema = z
   .object({
@@ -47,23 +48,8 @@ export const mailboxPageSchema = z.object({
  * core/resources/reconciler.ts): 8 to 1024 characters. Login accepts up to the maximum only, so a
  * wrong guess of any length costs the same single hash.
  */
-export const PASSWORD_LENGTH = { min: 8, max: 1024 } as const;
+export { PASSWORD_LENGTH };
 export const passwordSchema = z.string().min(PASSWORD_LENGTH.min).max(PASSWORD_LENGTH.max);
 
 export const setPasswordInputSchema = z.object({ password: passwordSchema }).strict();
 export const passwordSetSchema = z.object({ mailboxId: z.string(), address: z.string(), passwordSet: z.literal(true) });
-
-export const loginInputSchema = z
-  .object({ mailboxAddress: z.string().max(320), password: z.string().max(PASSWORD_LENGTH.max) })
-  .strict();
-export const loginResultSchema = z.object({
-  accessToken: z.string(),
-  tokenId: z.string(),
-  tokenPrefix: z.string(),
-  scopes: z.array(z.string()),
-  expiresAtTs: z.number().int().nullable(),
-  mailboxId: z.string(),
-  mailboxAddress: z.string(),
-  reused: z.boolean(),
-});
-export type LoginResult = z.infer<typeof loginResultSchema>;

@@ -8,7 +8,6 @@ import type { Database, Sql } from '../../storage/database.js';
 import type { EventBus } from '../../storage/event-bus.js';
 import { appendEvent } from '../events/event-log.js';
 import { type MailboxEvent } from '../../types/mailbox-event.js';
-import { insertOutboxJob } from '../delivery/sending/outbound.store.js';
 import type { AuditStore } from '../audit/audit.store.js';
 import type { Channel } from '../audit/audit.schemas.js';
 import type { ApprovalRow, ApprovalStatus, ApprovalStore } from './approval.store.js';
@@ -32,6 +31,8 @@ export class ApprovalService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: { ttlMs: number },
+    /** Queues the approved message for delivery, in the deciding transaction (the outbox is delivery's). */
+    private readonly queueDelivery: (trx: Sql, messageId: string, mailboxId: string, at: Date) => Promise<void>,
   ) {}
 
   /**
@@ -61,7 +62,7 @@ export class ApprovalService {
     const outcome = await this.db.tx(async (trx) => {
       const row = await this.store.decide(trx, v, messageId, decision, principal.tokenId, at);
       if (!row) return null;
-      if (decision === 'approved') await insertOutboxJob(trx, row.id, row.mailbox_id, null, at);
+      if (decision === 'approved') await this.queueDelivery(trx, row.id, row.mailbox_id, at);
       const event = await this.record(trx, row, decision, principal.tokenId, channel, note, at);
       // After the event append, which took the mailbox row lock (the order contacts.store.ts keeps).
       if (decision === 'approved') await recordRecipientsOf(trx, row.mailbox_id, row.id, at);

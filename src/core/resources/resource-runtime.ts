@@ -1,5 +1,7 @@
 import path from 'node:path';
-import type { Services } from '../services.js';
+import type { BaseServices } from '../base-services.js';
+import type { AccessServices } from '../tokens/access-services.js';
+import type { FlowServices } from '../flow-services.js';
 import type { Logger } from '../logger.js';
 import { FileSecretStore } from './file-secret-store.js';
 import { FileStatusStore } from './file-status-store.js';
@@ -10,8 +12,9 @@ import type { SecretStore, StatusSink } from './ports.js';
 
 /** The reconciler wired to the core services; the operator calls this with its Kubernetes stores. */
 export function createReconciler(
-  services: Pick<Services, 'db' | 'tokens' | 'tokenMinter' | 'clock' | 'log' | 'config'> &
-    Partial<Pick<Services, 'transport'>>,
+  services: Pick<BaseServices, 'db' | 'clock' | 'log' | 'config'> &
+    Pick<AccessServices, 'tokens' | 'tokenMinter'> &
+    Partial<Pick<FlowServices, 'transport'>>,
   secrets: SecretStore,
   status: StatusSink,
 ): ResourceReconciler {
@@ -51,7 +54,7 @@ export interface ResourceDirectoryOptions extends Partial<ControllerOptions> {
  * failures are logged and retried, never thrown) and again whenever something changes.
  */
 export async function startResourceDirectory(
-  services: Services,
+  services: BaseServices & AccessServices & Partial<Pick<FlowServices, 'transport'>>,
   dir: string,
   options: ResourceDirectoryOptions = {},
 ): Promise<{ stop(): Promise<void> }> {

@@ -26,11 +26,3 @@ export class TokenCipher {
     return Buffer.concat([decipher.update(Buffer.from(ct, 'base64')), decipher.final()]).toString('utf8');
   }
 }
-
-/** Accepts a 32-byte key as 64 hex chars or base64. */
-export function parseServerKey(text: string): Buffer {
-  const trimmed = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  if (key.length !== 32) throw new Error('MAILBOX_SECRET_KEY must be 32 bytes, as 64 hex chars or base64');
-  return key;
-}

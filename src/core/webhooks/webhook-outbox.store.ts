@@ -1,21 +1,6 @@
-import { jsonValue, sql, type Database, type Sql, type SqlFragment } from '../../storage/database.js';
+import { jsonValue, sql, type Database, type Sql } from '../../storage/database.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
 import { validTokenSql } from '../tokens/token.store.js';
-
-/**
- * The live webhooks (as `w`) that want an event of `type` in `mailboxId` of the domain
- * `domainId` (an SQL expression): same domain, its own mailbox (mailbox webhooks) or any of its
- * listed mailboxes, and one of its event types. With no webhook in the domain this is one probe
- * of webhook_domain_live_idx. The event log inserts one delivery row per match in the statement
- * that appends the event (event-log.store.ts).
- */
-export function webhooksWanting(domainId: SqlFragment, mailboxId: string, type: string) {
-  return sql`select w.id from webhook w
-    where w.domain_id = ${domainId} and w.disabled_at is null
-      and (w.mailbox_id is null or w.mailbox_id = ${mailboxId})
-      and (w.mailbox_ids is null or ${mailboxId} = any(w.mailbox_ids))
-      and (w.event_types is null or ${type} = any(w.event_types))`;
-}
 
 export interface ClaimedDelivery {
   webhookId: string;

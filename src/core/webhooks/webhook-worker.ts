@@ -1,4 +1,4 @@
-import type { Services } from '../services.js';
+import type { BaseServices } from '../base-services.js';
 import type { TokenCipher } from '../tokens/token-cipher.js';
 import { appendEvent } from '../events/event-log.js';
 import { type MailboxEvent } from '../../types/mailbox-event.js';
@@ -55,7 +55,7 @@ export class WebhookWorker {
   private readonly loop: PollingLoop;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: BaseServices,
     private readonly cipher: TokenCipher,
     private readonly options: WebhookWorkerOptions,
   ) {

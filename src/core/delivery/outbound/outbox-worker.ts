@@ -1,4 +1,5 @@
-import type { Services } from '../../services.js';
+import type { BaseServices } from '../../base-services.js';
+import type { FlowServices } from '../../flow-services.js';
 import { observability } from '../../observability.js';
 import { claimDueJob, finishJob, postponeJob, type ClaimedJob } from './outbox-job.store.js';
 import { deliverMessage, type TransferContext } from './deliver-job.js';
@@ -29,7 +30,7 @@ export class OutboxWorker {
   private readonly loop: PollingLoop;
 
   constructor(
-    protected readonly services: Services,
+    protected readonly services: BaseServices & Pick<FlowServices, 'inbound' | 'transport'>,
     protected readonly options: OutboxWorkerOptions,
   ) {
     this.loop = new PollingLoop(() => this.runOnce(), {

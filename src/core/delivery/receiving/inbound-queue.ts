@@ -4,7 +4,7 @@ import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { dropQueued, QueueClaimLost } from '../intake/intake-queue.store.js';
 import type { IntakeQueue } from '../intake/intake-queue.worker.js';
-import type { ReceivingService } from './receiving.service.js';
+import type { InboundService } from './receiving.service.js';
 import {
   claimInbound,
   releaseReservations,
@@ -12,14 +12,14 @@ import {
   type QueuedInbound,
 } from './inbound-queue.store.js';
 
-/** Port 25's queue (`inbound_queue`) as the IntakeQueueWorker drives it: rows stored by ReceivingService. */
+/** Port 25's queue (`inbound_queue`) as the IntakeQueueWorker drives it: rows stored by InboundService. */
 export class InboundQueue implements IntakeQueue<QueuedInbound> {
   readonly route = 'inbound';
   readonly table = 'inbound_queue';
 
   constructor(
     private readonly db: Database,
-    private readonly receiving: ReceivingService,
+    private readonly receiving: InboundService,
     private readonly log: Logger,
   ) {}
 

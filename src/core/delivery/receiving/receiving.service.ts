@@ -33,7 +33,7 @@ export type Accepted = { queued: false; messageIds: string[] } | { queued: true;
  * the worker behind it (InboundQueueWorker); a hosted From or a message too large to hold takes
  * the direct path, stored before the 250 (InboundDelivery). docs/api.md, "Queued intake".
  */
-export class ReceivingService {
+export class InboundService {
   private readonly hosted: HostedDomainCache;
   private readonly queuedListeners = new Set<() => void>();
 

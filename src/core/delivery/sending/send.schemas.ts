@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { addressSchema } from '../../address.js';
+import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../../mail/body-caps.js';
 
-/**
- * Body caps. The JSON limit (MAX_JSON_BYTES) bounds HTTP already; these bound every channel,
- * SMTP and MCP included, and keep one message row reasonable.
- */
-export const MAX_SUBJECT_CHARS = 998; // RFC 5322 §2.1.1 line limit
-export const MAX_BODY_CHARS = 1_048_576;
 export const MAX_ATTACHMENTS = 100;
 
 // A subject is one header line: CR/LF would be header injection, so they fold to a space.
