@@ -43,6 +43,7 @@ const FLOORS = {
     'src/core/mailboxes/',
     'src/core/domains/',
     'src/core/audit/',
+    'src/core/screening/',
     'src/core/state-services.ts',
   ],
   flows: [
@@ -57,6 +58,10 @@ const FLOORS = {
     'src/core/resources/',
     'src/core/housekeeping/',
     'src/core/admin/',
+    'src/core/event-subscriptions/',
+    'src/core/screening/inbound-screening.ts',
+    'src/core/screening/release.service.ts',
+    'src/core/screening/release.schemas.ts',
     'src/core/flow-services.ts',
   ],
 };
