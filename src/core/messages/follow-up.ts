@@ -1,10 +1,10 @@
-import { sql, type Database } from '../../storage/database.js';
+import type { Database } from '../../storage/database.js';
 import type { EventBus } from '../../storage/event-bus.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
 import { appendEvent } from '../events/event-log.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../time.js';
-import { toThreadSummary, type ThreadStateRow } from './thread-state.store.js';
+import { claimFollowUp, dueFollowUps, toThreadSummary } from './thread-state.store.js';
 
 /** Threads looked at per statement; the sweep goes on while a batch comes back full. */
 const BATCH = 200;
@@ -29,9 +29,7 @@ export class FollowUps {
     let emitted = 0;
     for (;;) {
       const now = this.clock.now();
-      const due = await this.db.rows(sql<{ id: string; mailbox_id: string }>`select id, mailbox_id from thread
-        where state = 'awaiting_reply' and follow_up_notified_at is null and follow_up_at <= ${now}
-        order by follow_up_at limit ${BATCH}`);
+      const due = await dueFollowUps(this.db, now, BATCH);
       for (const t of due) {
         const event = await this.claim(t.id, t.mailbox_id, now);
         if (!event) continue;
@@ -44,15 +42,7 @@ export class FollowUps {
 
   private claim(threadId: string, mailboxId: string, now: Date): Promise<MailboxEvent | null> {
     return this.db.tx(async (trx) => {
-      // Mailbox row first, thread after: the lock order every writer keeps (appendEvent locks the mailbox).
-      await sql`select 1 from mailbox where id = ${mailboxId} for update`.execute(trx);
-      const row = (
-        await sql<ThreadStateRow>`update thread t set follow_up_notified_at = ${now} from mailbox mb
-          where t.id = ${threadId} and mb.id = t.mailbox_id and t.state = 'awaiting_reply'
-            and t.follow_up_notified_at is null and t.follow_up_at <= ${now}
-          returning t.id, t.mailbox_id, mb.address as mailbox_address, t.subject, t.state, t.awaiting_reply_since,
-            t.follow_up_at, t.follow_up_notified_at, t.last_message_at, t.created_at`.execute(trx)
-      ).rows[0];
+      const row = await claimFollowUp(trx, threadId, mailboxId, now);
       if (!row) return null;
       const { mailboxAddress: _omit, ...data } = toThreadSummary(row);
       return appendEvent(trx, mailboxId, 'thread.follow-up-due', data, now);

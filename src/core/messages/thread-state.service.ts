@@ -5,12 +5,12 @@ import type { Principal } from '../auth/principal.js';
 import { requireScope, resolveMailbox, visibilityOf } from '../auth/access.js';
 import type { CursorCodec, Page } from '../paging/cursor.js';
 import type { Clock } from '../time.js';
-import { ms, sql } from '../../storage/database.js';
+import { ms } from '../../storage/database.js';
 import type { EventBus } from '../../storage/event-bus.js';
 import type { Logger } from '../logger.js';
 import { appendEvent } from '../events/event-log.js';
 import type { ListThreadsInput, SetThreadStateBody, ThreadSummary } from './thread-state.schemas.js';
-import { threadPage, toThreadSummary, visibleThread, writeThreadState } from './thread-state.store.js';
+import { lockMailbox, threadPage, toThreadSummary, visibleThread, writeThreadState } from './thread-state.store.js';
 
 const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
 
@@ -61,7 +61,7 @@ export class ThreadStateService {
     const now = this.clock.now();
     // With its event, which also moves the mailbox's change sequence: a cached GET of the thread is stale now.
     const { summary, event } = await this.db.tx(async (trx) => {
-      await sql`select 1 from mailbox where id = ${thread.mailbox_id} for update`.execute(trx);
+      await lockMailbox(trx, thread.mailbox_id);
       const row = await writeThreadState(trx, thread.id, input.state, followUpAt, now);
       const { mailboxAddress: _omit, ...data } = toThreadSummary(row);
       return {

@@ -88,3 +88,39 @@ export async function writeThreadState(
     returning ${COLUMNS}`.execute(trx);
   return updated.rows[0]!;
 }
+
+/** The mailbox row, locked: taken before a thread row, the lock order every writer keeps (appendEvent locks the mailbox). */
+export async function lockMailbox(trx: Sql, mailboxId: string): Promise<void> {
+  await sql`select 1 from mailbox where id = ${mailboxId} for update`.execute(trx);
+}
+
+/** Threads still awaiting a reply whose follow-up time has passed and was not yet announced (a partial index). */
+export async function dueFollowUps(
+  db: Database,
+  now: Date,
+  limit: number,
+): Promise<{ id: string; mailbox_id: string }[]> {
+  return db.rows(sql<{ id: string; mailbox_id: string }>`select id, mailbox_id from thread
+    where state = 'awaiting_reply' and follow_up_notified_at is null and follow_up_at <= ${now}
+    order by follow_up_at limit ${limit}`);
+}
+
+/**
+ * Claims one due follow-up: the conditional update marks it announced only while it is still due,
+ * so of two workers racing for it one gets the row and the other nothing. Mailbox row first.
+ */
+export async function claimFollowUp(
+  trx: Sql,
+  threadId: string,
+  mailboxId: string,
+  now: Date,
+): Promise<ThreadStateRow | undefined> {
+  await lockMailbox(trx, mailboxId);
+  return (
+    await sql<ThreadStateRow>`update thread t set follow_up_notified_at = ${now} from mailbox mb
+      where t.id = ${threadId} and mb.id = t.mailbox_id and t.state = 'awaiting_reply'
+        and t.follow_up_notified_at is null and t.follow_up_at <= ${now}
+      returning t.id, t.mailbox_id, mb.address as mailbox_address, t.subject, t.state, t.awaiting_reply_since,
+        t.follow_up_at, t.follow_up_notified_at, t.last_message_at, t.created_at`.execute(trx)
+  ).rows[0];
+}

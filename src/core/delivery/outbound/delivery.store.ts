@@ -132,3 +132,10 @@ export async function insertDkimKey(
   await db.rows(sql`insert into dkim_key (domain_id, selector, algorithm, private_key_cipher, public_key, created_at)
       values (${key.domainId}, ${key.selector}, 'rsa-sha256', ${key.privateKeyCipher}, ${key.publicKey}, ${key.at}) on conflict (domain_id) do nothing`);
 }
+
+/** Which of `recipients` of a message are deferred now (the simulator's `defer@` is delivered on its second try). */
+export async function deferredRecipients(db: Database, messageId: string, recipients: string[]): Promise<Set<string>> {
+  const rows = await db.rows(sql<{ address: string }>`select address from message_recipient
+    where message_id = ${messageId} and address = any(${recipients}::text[]) and status = 'deferred'`);
+  return new Set(rows.map((r) => r.address));
+}

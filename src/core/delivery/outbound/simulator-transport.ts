@@ -1,4 +1,5 @@
-import { sql, type Database } from '../../../storage/database.js';
+import type { Database } from '../../../storage/database.js';
+import { deferredRecipients } from './delivery.store.js';
 import { splitAddress } from '../../address.js';
 import type { ExternalTransport, Outcome } from './external-transport.js';
 
@@ -27,9 +28,7 @@ export function simulatorTransport(db: Database, messageId: string): ExternalTra
   return {
     route: 'simulator',
     async deliver(_from, recipients): Promise<Outcome[]> {
-      const rows = await db.rows(sql<{ address: string; status: string }>`select address, status from message_recipient
-        where message_id = ${messageId} and address = any(${recipients}::text[])`);
-      const deferredBefore = new Set(rows.filter((r) => r.status === 'deferred').map((r) => r.address));
+      const deferredBefore = await deferredRecipients(db, messageId, recipients);
       return recipients.map((address) => outcomeFor(address, deferredBefore.has(address)));
     },
   };

@@ -19,7 +19,8 @@ import {
   type SendAccepted,
   type SendInput,
 } from './send.schemas.js';
-import { findForwardSource, forwardBodies, forwardSubject } from './forward.js';
+import { forwardBodies, forwardSubject } from './forward.js';
+import { findForwardSource } from './forward.store.js';
 import { writeOutbound, recipientsOf, ownAddresses, type OutboundDraft } from './outbound.store.js';
 import { replyRecipients } from './reply-recipients.js';
 import { replayIdempotent, requestHash } from './idempotency.js';
