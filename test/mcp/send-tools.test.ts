@@ -74,6 +74,15 @@ describe('send_mail', () => {
     );
   });
 
+  it('names a missing field as required and an unknown one as unknown, in the same words as HTTP', async () => {
+    const { toAddress: _omitted, ...withoutTo } = mail();
+    const missing = await fails(a1, 'send_mail', withoutTo);
+    expect(missing).toMatchObject({ code: 400, errMsg: 'toAddress: required' });
+    sameError(await http(t.A1.token).post('/api/messages/send', withoutTo), missing);
+    const unknown = await fails(a1, 'send_mail', mail({ surprise: true }));
+    expect(unknown.errMsg).toBe('surprise: unknown key');
+  });
+
   it.each([
     ['no recipient', { toAddress: [] }],
     ['a bad address', { toAddress: 'nope' }],
