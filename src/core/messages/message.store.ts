@@ -32,6 +32,8 @@ export type SummaryRow = Narrow<
   /** Inbound screening (jsonb; absent where a query does not select it, null for outbound and older mail). */
   screening?: unknown;
   screening_held?: boolean;
+  /** The start of the text body, for the summary's snippet (SNIPPET_COLUMN). */
+  snippet_text: string | null;
 };
 
 /** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
@@ -78,11 +80,13 @@ export type ThreadRow = Row<
 
 /** origin and authenticated of a summary (docs/contract.md, "Sender integrity and inbound trust"), from m. */
 export const AUTH_SUMMARY_COLUMNS = sql`m.auth_results is not null as is_external, m.auth_results #>> '{dmarc,result}' as external_dmarc`;
+/** Enough of the text body for a snippet; left() reads only that much of an uncompressed body. */
+export const SNIPPET_COLUMN = sql`left(m.body_text, 400) as snippet_text`;
 /** The screening of a summary (docs/screening.md), from m. */
 export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
   m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS},
-  m.approval_status, ${SCREENING_COLUMNS}`;
+  m.approval_status, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMN}`;
 
 /** Which inbound mail a read shows: what agents read (held mail left out), or only the held mail. */
 export type HeldFilter = 'hide' | 'only';

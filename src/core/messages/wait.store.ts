@@ -1,7 +1,7 @@
 import { num, sql, type Database } from '../../storage/database.js';
 import type { EventType } from '../../types/mailbox-event.js';
 import type { Direction } from './message.schemas.js';
-import { AUTH_SUMMARY_COLUMNS, SCREENING_COLUMNS, type SummaryRow } from './message.store.js';
+import { AUTH_SUMMARY_COLUMNS, SCREENING_COLUMNS, SNIPPET_COLUMN, type SummaryRow } from './message.store.js';
 
 export interface WaitFilter {
   direction: Direction;
@@ -31,7 +31,7 @@ export async function firstArrival(
     SummaryRow & { seq: string | number }
   >`select e.seq, m.id, m.mailbox_id, m.thread_id, m.direction,
       m.subject, m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
-      m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS}, ${SCREENING_COLUMNS}
+      m.received_at, m.sent_at, ${AUTH_SUMMARY_COLUMNS}, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMN}
     from mailbox_event e
     join message m on m.id = e.payload #>> '{data,messageId}' and m.mailbox_id = e.mailbox_id
     where e.mailbox_id = ${mailboxId} and e.seq > ${since}::bigint and e.seq <= ${upTo}::bigint
@@ -56,7 +56,7 @@ export async function newestWithCode(
 ): Promise<(SummaryRow & { extracted: unknown }) | undefined> {
   return db.one(sql<SummaryRow & { extracted: unknown }>`select m.id, m.mailbox_id, m.thread_id, m.direction, m.subject,
       m.from_address, m.from_display_name, m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at,
-      m.received_at, m.sent_at, m.extracted, ${SCREENING_COLUMNS}
+      m.received_at, m.sent_at, m.extracted, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMN}
     from message m
     where m.mailbox_id = ${mailboxId} and m.direction = 'inbound' and m.deleted_at is null
       and not m.screening_held
