@@ -103,4 +103,14 @@ export async function download(path: string, filename: string): Promise<void> {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** A text resource (a raw source) fetched with the bearer header; errors as ApiError. */
+export async function fetchText(path: string): Promise<string> {
+  const response = await fetch(path, { headers: { Authorization: `Bearer ${session.token.value}` } });
+  if (!response.ok) {
+    const envelope = (await response.json().catch(() => null)) as Envelope<unknown> | null;
+    throw new ApiError(response.status, envelope?.errMsg ?? null, envelope?.errorCode ?? null, envelope?.tid ?? null);
+  }
+  return response.text();
+}
+
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
