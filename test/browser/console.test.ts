@@ -168,6 +168,7 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await expect.poll(() => folders.getByRole('link', { name: /^Inbox/ }).textContent()).toMatch(/Inbox\s*1/);
     await expect.poll(() => folders.getByRole('link', { name: /^Sent/ }).textContent()).toMatch(/Sent\s*1/);
     await expect.poll(() => folders.getByRole('link', { name: /^Held/ }).textContent()).toMatch(/Held\s*0/);
+    await expect.poll(() => folders.getByRole('link', { name: /^Screened/ }).textContent()).toMatch(/Screened\s*0/);
     // The reply went to peer@sender.example only: the inbox has no reply; the list row shows the body's start.
     const row = page.locator('tr', { hasText: subject });
     await expect.poll(() => row.locator('.snippet').textContent()).toBe('Could you confirm the order?');

@@ -106,6 +106,8 @@ function screenFor(screen: string, a?: string, b?: string) {
       return <Approvals />;
     case 'sent':
       return <Inbox folder="sent" />;
+    case 'screened':
+      return <Inbox folder="screened" />;
     case 'audit':
       return <Audit />;
     default:

@@ -5,12 +5,14 @@ import { lastEvent } from './live';
 import type { MessageSummary, Page } from './types';
 
 /** The folders of the console, each one filter of GET /api/messages. */
-export type Folder = 'inbox' | 'sent' | 'held';
+export type Folder = 'inbox' | 'sent' | 'held' | 'screened';
 
 export const FOLDERS: { id: Folder; label: string; query: Record<string, string> }[] = [
   { id: 'inbox', label: 'Inbox', query: { direction: 'inbound' } },
   { id: 'sent', label: 'Sent', query: { direction: 'outbound' } },
   { id: 'held', label: 'Held', query: { approval: 'pending' } },
+  // Inbound mail the screening held back from the agents (docs/screening.md).
+  { id: 'screened', label: 'Screened', query: { screening: 'held' } },
 ];
 
 /** At most this many unread are counted (search has no total); beyond, the count reads "100+". */
@@ -20,6 +22,7 @@ export interface FolderCounts {
   inbox: number;
   sent: number;
   held: number;
+  screened: number;
   unread: number;
   unreadMore: boolean;
 }
@@ -42,13 +45,14 @@ export function useFolderCounts(): FolderCounts | null {
       api<{ items: MessageSummary[]; nextCursor: string | null }>('GET', '/api/messages/search', {
         query: { q: 'is:unread direction:inbound', limit: UNREAD_CAP, ...mailboxParam() },
       }).catch(() => ({ items: [], nextCursor: null })),
-    ]).then(([inbox, sent, held, unread]) => {
+    ]).then(([inbox, sent, held, screened, unread]) => {
       if (cancelled) return;
       const u = unread as { items: MessageSummary[]; nextCursor: string | null };
       setCounts({
         inbox: inbox as number,
         sent: sent as number,
         held: held as number,
+        screened: screened as number,
         unread: u.items.length,
         unreadMore: u.nextCursor !== null,
       });

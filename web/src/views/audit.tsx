@@ -21,7 +21,7 @@ export interface AuditEntry {
   createdAtTs: number;
 }
 
-const DECISIONS = ['accepted', 'refused', 'held', 'approved', 'rejected', 'expired'];
+const DECISIONS = ['accepted', 'refused', 'held', 'approved', 'rejected', 'expired', 'released'];
 const CHANNELS = ['http', 'mcp', 'smtp', 'worker'];
 
 /**
