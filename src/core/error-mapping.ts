@@ -10,6 +10,14 @@ interface StatusError {
   type?: unknown;
   expose?: unknown;
   message?: unknown;
+  /** raw-body's byte limit on a too-large body. */
+  limit?: unknown;
+}
+
+/** PAYLOAD_TOO_LARGE that states the limit the request went past, when it is known. */
+export function tooLarge(limitBytes?: number, what = 'request body'): AppError {
+  if (limitBytes === undefined || !Number.isFinite(limitBytes)) return new AppError('PAYLOAD_TOO_LARGE');
+  return new AppError('PAYLOAD_TOO_LARGE', `The ${what} is too large: the limit is ${limitBytes} bytes.`);
 }
 
 /**
@@ -29,7 +37,7 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof z.ZodError) return validationError(err, 'input');
   if (isStorageUnavailable(err)) return new AppError('UNAVAILABLE', undefined, { cause: err });
-  if (err instanceof BlobTooLargeError) return new AppError('PAYLOAD_TOO_LARGE');
+  if (err instanceof BlobTooLargeError) return tooLarge(err.maxBytes, 'file');
   const fromLibrary = statusError(err);
   return fromLibrary ?? new AppError('INTERNAL', undefined, { cause: err });
 }
@@ -42,7 +50,8 @@ function statusError(err: unknown): AppError | null {
   const e = err as StatusError;
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : null;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (status === 413 || e.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (status === 413 || e.type === 'entity.too.large')
+    return tooLarge(typeof e.limit === 'number' ? e.limit : undefined);
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (status === 405) return new AppError('METHOD_NOT_ALLOWED');
   if (status === 400 && (e.type === 'entity.parse.failed' || /json/i.test(message)))

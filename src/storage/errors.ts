@@ -67,7 +67,7 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
  * PAYLOAD_TOO_LARGE (core/error-mapping.ts); storage knows no catalog.
  */
 export class BlobTooLargeError extends Error {
-  constructor(maxBytes: number) {
+  constructor(readonly maxBytes: number) {
     super(`blob larger than ${maxBytes} bytes`);
     this.name = 'BlobTooLargeError';
   }

@@ -92,6 +92,27 @@ describe('envelope and tracing', () => {
     });
     expect(huge.status).toBe(413);
     expect(huge.body).toMatchObject({ data: null, code: 413, errorCode: 'PAYLOAD_TOO_LARGE' });
+    // The refusal states the limit (MAX_JSON_BYTES, 1 MiB by default).
+    expect(huge.body.errMsg).toBe(`The request body is too large: the limit is ${1024 * 1024} bytes.`);
+  });
+
+  it('names the field and what is wrong: a missing field is required, an unknown key is named', async () => {
+    const domain = await server.createDomain();
+    const box = await server.createMailbox(domain.token, `words-${Date.now()}@${domain.name}`);
+    const api = server.api(box.token);
+    const missing = await api.post('/api/messages/send', { subject: 'Hi', bodyText: 'x' });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ errorCode: 'VALIDATION_FAILED', errMsg: 'toAddress: required' });
+    const unknown = await api.post('/api/messages/send', {
+      toAddress: ['a@example.com'],
+      subject: 'Hi',
+      bodyText: 'x',
+      surprise: true,
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errMsg).toBe('surprise: unknown key');
+    const wrongType = await api.post('/api/messages/send', { toAddress: 42, subject: 'Hi', bodyText: 'x' });
+    expect(wrongType.body.errMsg).toMatch(/^toAddress: (?!required)/);
   });
 
   it('reports readiness of the database', async () => {

@@ -76,7 +76,7 @@ describe('list_messages', () => {
     expect(await fails(dx, 'list_messages', { mailboxAdress: t.A1.address })).toEqual({
       code: 400,
       errorCode: 'VALIDATION_FAILED',
-      errMsg: 'arguments: Unrecognized key: "mailboxAdress"',
+      errMsg: 'mailboxAdress: unknown key',
     });
   });
 

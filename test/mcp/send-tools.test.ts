@@ -74,6 +74,15 @@ describe('send_mail', () => {
     );
   });
 
+  it('names a missing field as required and an unknown one as unknown, in the same words as HTTP', async () => {
+    const { toAddress: _omitted, ...withoutTo } = mail();
+    const missing = await fails(a1, 'send_mail', withoutTo);
+    expect(missing).toMatchObject({ code: 400, errMsg: 'toAddress: required' });
+    sameError(await http(t.A1.token).post('/api/messages/send', withoutTo), missing);
+    const unknown = await fails(a1, 'send_mail', mail({ surprise: true }));
+    expect(unknown.errMsg).toBe('surprise: unknown key');
+  });
+
   it.each([
     ['no recipient', { toAddress: [] }],
     ['a bad address', { toAddress: 'nope' }],
@@ -196,7 +205,14 @@ describe('upload_attachment', () => {
     const sent = await ok(a1, 'send_mail', mail({ attachmentIds: [up.attachmentUploadId] }));
     const detail = await ok(a1, 'get_message', { messageId: sent.messageId });
     expect(detail.attachments).toEqual([
-      { attachmentId: expect.any(String), filename: 'notes.txt', contentType: 'text/plain', sizeBytes: bytes.length },
+      {
+        attachmentId: expect.any(String),
+        filename: 'notes.txt',
+        contentType: 'text/plain',
+        sizeBytes: bytes.length,
+        contentId: null,
+        disposition: 'attachment',
+      },
     ]);
     // Attached once: a second use is the same 400 as HTTP.
     sameError(

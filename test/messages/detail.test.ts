@@ -83,6 +83,7 @@ describe('GET /api/messages/:messageId', () => {
       mailboxId: t.a1.mailboxId,
       direction: 'inbound',
       subject: 'Plans',
+      snippet: 'See attached.',
       fromAddress: 'ann@remote.test',
       fromDisplayName: 'Ann',
       toAddress: t.a1.address,

@@ -52,6 +52,7 @@ describe('GET /api/messages', () => {
       'receivedAtTs',
       'screening',
       'sentAtTs',
+      'snippet',
       'subject',
       'threadId',
       'toAddress',
@@ -70,6 +71,24 @@ describe('GET /api/messages', () => {
     });
     expect(Number.isInteger(items[0].createdAtTs)).toBe(true);
     expect(items[0].receivedAtTs).toBe(items[0].createdAtTs);
+  });
+
+  it('gives a snippet: the first words of the text body, without quoted lines or signature, cut with an ellipsis', async () => {
+    const box = await server.createMailbox(t.domA.token, `snippets@${t.domA.name}`);
+    const long = `${'word '.repeat(60)}end`;
+    const quoted = 'Yes, Thursday works.\n\n> On Monday you wrote:\n> shall we meet?\n-- \nAlice, Sales';
+    await seedMessage(server, { mailboxId: box.mailboxId, subject: 'snip long', bodyText: long });
+    await seedMessage(server, { mailboxId: box.mailboxId, subject: 'snip quoted', bodyText: quoted });
+    await seedMessage(server, { mailboxId: box.mailboxId, subject: 'snip none', bodyText: null });
+    const items: any[] = (await list(box.token)).body.data.items;
+    const by = (subject: string) => items.find((m) => m.subject === subject)!.snippet;
+    expect(by('snip quoted')).toBe('Yes, Thursday works.');
+    expect(by('snip none')).toBe('');
+    expect(by('snip long').length).toBeLessThanOrEqual(141);
+    expect(by('snip long')).toMatch(/^word word .*word…$/);
+    // The same summary in search results.
+    const found = await server.api(box.token).get(`/api/messages/search?q=${encodeURIComponent('subject:quoted')}`);
+    expect(found.body.data.items[0].snippet).toBe('Yes, Thursday works.');
   });
 
   it('accepts the own mailboxAddress from a mailbox token, in any case', async () => {

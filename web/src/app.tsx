@@ -1,4 +1,4 @@
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { session, setMailbox, signOut } from './session';
 import { route, go } from './router';
 import { connectLive, lastEvent, liveState } from './live';
@@ -12,10 +12,21 @@ import { Tokens } from './views/tokens';
 import { DomainMailboxes } from './views/domain';
 import { Approvals } from './views/approvals';
 import { Audit } from './views/audit';
+import { KeyHelp } from './views/key-help';
 
 /** The console: sign in, then one screen per hash route (router.ts). */
 export function App() {
   useEffect(() => void detectFeatures(), []);
+  const [help, setHelp] = useState(false);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.target as HTMLElement).closest('input, textarea, select')) return;
+      if (e.key === '?') setHelp((h) => !h);
+      else if (e.key === 'Escape') setHelp(false);
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
   const token = session.token.value;
   const followed = session.kind.value === 'domain' ? session.mailboxAddress.value : null;
   useEffect(() => {
@@ -40,11 +51,10 @@ export function App() {
           mailbox-service
         </a>
         <nav aria-label="Main">
-          {mailboxOpen && <a href="#/inbox">Inbox</a>}
+          {mailboxOpen && <a href="#/inbox">Mail</a>}
           {mailboxOpen && <a href="#/compose">Compose</a>}
           {session.kind.value === 'mailbox' && <a href="#/tokens">Tokens</a>}
           {session.kind.value === 'domain' && <a href="#/domain">Domain mailboxes</a>}
-          {features.value.approvals && mailboxOpen && <a href="#/approvals">Approvals</a>}
           {features.value.audit && <a href="#/audit">Audit</a>}
           <a href="/api/docs" target="_blank" rel="noopener">
             API reference
@@ -72,6 +82,7 @@ export function App() {
         </span>
       </header>
       <main id="main">{screenFor(screen, a, b)}</main>
+      {help && <KeyHelp onClose={() => setHelp(false)} />}
     </div>
   );
 }
@@ -91,10 +102,15 @@ function screenFor(screen: string, a?: string, b?: string) {
     case 'domain':
       return <DomainMailboxes />;
     case 'approvals':
+    case 'held':
       return <Approvals />;
+    case 'sent':
+      return <Inbox folder="sent" />;
+    case 'screened':
+      return <Inbox folder="screened" />;
     case 'audit':
       return <Audit />;
     default:
-      return <Inbox />;
+      return <Inbox folder="inbox" />;
   }
 }

@@ -14,7 +14,9 @@ export interface MessageSummary {
   /** Added by the inbound-trust work: shown when the server sends them. */
   origin?: 'internal' | 'external';
   authenticated?: boolean;
-  status?: string;
+  approvalStatus?: 'pending' | 'approved' | 'rejected' | 'expired' | null;
+  /** The first words of the text body. */
+  snippet?: string;
 }
 
 export interface Attachment {
@@ -33,6 +35,7 @@ export interface MessageDetail extends MessageSummary {
   attachments: Attachment[];
   deliveryStatus: string | null;
   deliveries: { address: string; kind: string; status: string; remoteReply: string | null }[];
+  rawContentPath: string | null;
   authentication?: Record<string, unknown> | null;
 }
 
@@ -61,6 +64,15 @@ export interface MailboxView {
   displayName: string;
 }
 
-export const MAILBOX_SCOPES = ['MailboxRead', 'MailboxSend', 'AttachmentWrite', 'TokenManage', 'MailboxDelete'];
+/** Every scope a mailbox token can hold (src/core/tokens/scopes.ts), with what it allows. */
+export const MAILBOX_SCOPES: { scope: string; what: string; domainOnly?: boolean }[] = [
+  { scope: 'MailboxRead', what: 'read messages, threads, search, audit' },
+  { scope: 'MailboxSend', what: 'send and reply' },
+  { scope: 'AttachmentWrite', what: 'upload attachments' },
+  { scope: 'TokenManage', what: "manage this mailbox's tokens" },
+  { scope: 'MailboxDelete', what: 'delete messages' },
+  { scope: 'MailboxApprove', what: 'approve or reject held mail', domainOnly: true },
+  { scope: 'WebhookManage', what: 'manage webhooks', domainOnly: true },
+];
 
 export const when = (ts: number | null | undefined): string => (ts ? new Date(ts).toLocaleString() : '—');

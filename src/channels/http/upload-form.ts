@@ -2,6 +2,7 @@ import { PassThrough, Writable } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import { AppError } from '../../core/errors.js';
+import { tooLarge } from '../../core/error-mapping.js';
 import type { AttachmentService, StagedUpload } from '../../core/attachments/attachment.service.js';
 import { assertIdentityCoding } from './body-coding.js';
 
@@ -35,7 +36,7 @@ export async function readUploadForm(ctx: ParameterizedContext, attachments: Att
   assertIdentityCoding(ctx);
   const declared = Number(ctx.get('content-length'));
   if (Number.isFinite(declared) && declared > attachments.maxBytes + FORM_OVERHEAD_BYTES)
-    throw new AppError('PAYLOAD_TOO_LARGE');
+    throw tooLarge(attachments.maxBytes, 'file');
 
   const fileFields: string[] = [];
   const stagings: Promise<StagedUpload>[] = [];

@@ -12,6 +12,10 @@ export const listAuditInputSchema = z.object({
   mailboxAddress: z.string().trim().max(320).optional(),
   limit: limitSchema,
   cursor: z.string().min(1).max(500).optional(),
+  /** Only entries with this decision. */
+  decision: z.enum(DECISIONS).optional(),
+  /** Only entries made through this channel. */
+  channel: z.enum(CHANNELS).optional(),
 });
 export type ListAuditInput = z.infer<typeof listAuditInputSchema>;
 
@@ -30,6 +34,12 @@ export const auditEntrySchema = z.object({
   recipientCount: z.number().int(),
   newRecipientCount: z.number().int(),
   messageId: z.string().nullable(),
+  /** The message's subject; null when the entry has no message or it was purged. */
+  subject: z.string().nullable(),
+  /** The message's To, Cc and Bcc addresses; empty without a message. */
+  recipients: z.array(z.string()),
+  /** The name the acting token was created with; null without a token or once it was deleted. */
+  tokenName: z.string().nullable(),
   createdAtTs: z.number().int(),
 });
 export type AuditEntryView = z.infer<typeof auditEntrySchema>;

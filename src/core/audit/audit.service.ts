@@ -33,7 +33,8 @@ export class AuditService {
 
   private async page(cursorScope: string, scope: AuditScope, input: ListAuditInput) {
     const after = input.cursor ? this.cursors.decode(cursorScope, input.cursor, positionSchema) : null;
-    const rows = await this.store.page(scope, after, input.limit + 1);
+    const filter = { decision: input.decision ?? null, channel: input.channel ?? null };
+    const rows = await this.store.page(scope, after, input.limit + 1, filter);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];
     return {
@@ -58,5 +59,8 @@ const toView = (r: AuditRow): AuditEntryView => ({
   recipientCount: r.recipient_count,
   newRecipientCount: r.new_recipient_count,
   messageId: r.message_id,
+  subject: r.message_subject,
+  recipients: [...(r.message_to ?? []), ...(r.message_cc ?? []), ...(r.message_bcc ?? [])],
+  tokenName: r.token_name,
   createdAtTs: toTs(r.created_at)!,
 });

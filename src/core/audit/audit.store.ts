@@ -34,7 +34,21 @@ export type AuditRow = Narrow<
     | 'created_at'
   >,
   { channel: Channel; decision: Decision }
-> & { mailbox_address: Col<'mailbox', 'address'> };
+> & {
+  mailbox_address: Col<'mailbox', 'address'>;
+  /** Joined for a trail in words: the message's subject and recipients, the token's name (null when gone). */
+  message_subject: string | null;
+  message_to: string[] | null;
+  message_cc: string[] | null;
+  message_bcc: string[] | null;
+  token_name: string | null;
+};
+
+/** Narrows a page to one decision and/or one channel; null: any. */
+export interface AuditFilter {
+  decision: Decision | null;
+  channel: Channel | null;
+}
 
 /** Which entries a caller may read: one mailbox, or every mailbox of a domain. */
 export type AuditScope = { mailboxId: string } | { domainId: string };
@@ -54,14 +68,28 @@ export class AuditStore {
   }
 
   /** Newest first, keyset-paged on (created_at, id) over audit_entry_mailbox_idx / audit_entry_domain_idx. */
-  page(scope: AuditScope, after: { t: number; i: string } | null, limit: number): Promise<AuditRow[]> {
+  page(
+    scope: AuditScope,
+    after: { t: number; i: string } | null,
+    limit: number,
+    filter: AuditFilter = { decision: null, channel: null },
+  ): Promise<AuditRow[]> {
     const where = 'mailboxId' in scope ? sql`a.mailbox_id = ${scope.mailboxId}` : sql`a.domain_id = ${scope.domainId}`;
     const below = after
       ? sql`and (a.created_at, a.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)`
       : sql``;
-    return this.db.rows(sql<AuditRow>`select a.*, mb.address as mailbox_address from audit_entry a
+    // The filters ride on the same index walk (a trail is short-lived: EVENT_RETENTION); the joins
+    // are by primary key, one row each.
+    return this.db.rows(sql<AuditRow>`select a.*, mb.address as mailbox_address, m.subject as message_subject,
+        m.to_addresses as message_to, m.cc_addresses as message_cc, m.bcc_addresses as message_bcc,
+        t.name as token_name
+      from audit_entry a
       join mailbox mb on mb.id = a.mailbox_id
+      left join message m on m.id = a.message_id
+      left join access_token t on t.id = a.token_id
       where ${where} ${below}
+        ${filter.decision ? sql`and a.decision = ${filter.decision}` : sql``}
+        ${filter.channel ? sql`and a.channel = ${filter.channel}` : sql``}
       order by a.created_at desc, a.id desc limit ${limit}`);
   }
 

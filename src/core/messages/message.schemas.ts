@@ -77,6 +77,8 @@ export const messageSummarySchema = z.object({
   approvalStatus: z.enum(['pending', 'approved', 'rejected', 'expired']).nullable(),
   /** Inbound screening: score 0..1, the signals found, whether held; null for outbound and older mail (docs/screening.md). */
   screening: screeningViewSchema.nullable(),
+  /** The first words of the text body (no quoted lines, no signature), at most 140 characters; '' without one. */
+  snippet: z.string(),
 });
 export type MessageSummary = z.infer<typeof messageSummarySchema>;
 

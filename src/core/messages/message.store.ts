@@ -35,6 +35,8 @@ export type SummaryRow = Narrow<
   screening_held?: boolean;
   /** Internal, or external with DMARC passed (message-trust.ts). */
   is_authenticated: boolean;
+  /** The start of the text body, for the summary's snippet (SNIPPET_COLUMN). */
+  snippet_text: string | null;
 };
 
 /** What a row's SPF/DKIM/DMARC columns hold (see auth-verdict.ts); null for internal mail. */
@@ -93,13 +95,16 @@ export function senderMatchSql(f: SenderFilter) {
   return sql`(${host} = ${f.domain} or right(${host}, ${f.domain.length + 1}) = ${`.${f.domain}`})`;
 }
 
+/** Enough of the text body for a snippet; left() reads only that much of an uncompressed body. */
+export const SNIPPET_COLUMN = sql`left(m.body_text, 400) as snippet_text`;
+
 /** The screening of a summary (docs/screening.md), from m. */
 export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
 
 /** Every read of a summary selects these (origin and authenticated come from TRUST_COLUMNS). */
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
   m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${TRUST_COLUMNS},
-  m.approval_status, ${SCREENING_COLUMNS}`;
+  m.approval_status, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMN}`;
 
 /** Which inbound mail a read shows: what agents read (held mail left out), or only the held mail. */
 export type HeldFilter = 'hide' | 'only';

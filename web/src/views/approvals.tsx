@@ -1,62 +1,151 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
-import { mailboxParam } from '../session';
+import { mailboxParam, session } from '../session';
 import { lastEvent } from '../live';
-import { when, type MessageSummary, type Page } from '../types';
+import { features } from '../features';
+import { when, type MessageDetail, type MessageSummary, type Page } from '../types';
+import { FolderNav, useFolderCounts } from '../folders';
+import type { AuditEntry } from './audit';
+
+/** A held message with what a person needs to decide it: the mail itself and why it was held. */
+interface HeldItem {
+  m: MessageDetail;
+  held: AuditEntry | null;
+}
 
 /**
- * The approval queue (docs/contract.md, Outbound policy): shown only when the server lists the approve
- * route. Approve and reject are idempotent on the server; the first decision wins.
+ * The Held folder as an approval queue: each message held by the approval gate with its
+ * recipients, body, attachments, the rule that held it and the token that sent it (its audit
+ * entry). Approve and reject take a reason, are idempotent on the server (the first decision
+ * wins), and a decided message leaves the queue on the live event, whoever decided it.
  */
 export function Approvals() {
-  const [page, setPage] = useState<Page<MessageSummary> | null>(null);
+  const counts = useFolderCounts();
+  const [items, setItems] = useState<HeldItem[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const load = () =>
-    api<Page<MessageSummary>>('GET', '/api/messages', {
-      query: { approval: 'pending', limit: 100, ...mailboxParam() },
-    }).then(setPage, (err) => setError(errorText(err)));
-  useEffect(() => void load(), [lastEvent.value]);
-  const decide = async (id: string, decision: 'approve' | 'reject') => {
+  const [notice, setNotice] = useState<string | null>(null);
+  const load = async () => {
+    try {
+      const page = await api<Page<MessageSummary>>('GET', '/api/messages', {
+        query: { approval: 'pending', limit: 100, ...mailboxParam() },
+      });
+      const audit = features.value.mailboxAudit
+        ? await api<{ items: AuditEntry[] }>('GET', '/api/mailbox/audit', {
+            query: { decision: 'held', limit: 200, ...mailboxParam() },
+          }).catch(() => ({ items: [] as AuditEntry[] }))
+        : { items: [] as AuditEntry[] };
+      const details = await Promise.all(
+        page.items.map((s) =>
+          api<MessageDetail>('GET', `/api/messages/${encodeURIComponent(s.messageId)}`, { query: mailboxParam() }),
+        ),
+      );
+      setItems(details.map((m) => ({ m, held: audit.items.find((e) => e.messageId === m.messageId) ?? null })));
+      setError(null);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  useEffect(() => void load(), [lastEvent.value, session.mailboxAddress.value, features.value.mailboxAudit]);
+  const decide = async (m: MessageDetail, decision: 'approve' | 'reject', reason: string) => {
     setError(null);
     try {
-      await api('POST', `/api/messages/${encodeURIComponent(id)}/${decision}`, { body: { ...mailboxParam() } });
+      await api('POST', `/api/messages/${encodeURIComponent(m.messageId)}/${decision}`, {
+        // The decision body is the reason alone: the message id names the mailbox.
+        body: reason.trim() ? { reason: reason.trim() } : {},
+      });
+      setNotice(`${decision === 'approve' ? 'Approved' : 'Rejected'}: “${m.subject || '(no subject)'}”.`);
       await load();
     } catch (err) {
       setError(errorText(err));
     }
   };
   return (
-    <section aria-labelledby="approvals-title">
-      <h1 id="approvals-title">Waiting for approval</h1>
-      {error && (
-        <p class="error" role="alert">
-          {error}
+    <div class="mail">
+      <FolderNav current="held" counts={counts} />
+      <section aria-labelledby="approvals-title" class="folder">
+        <h1 id="approvals-title">Held for approval</h1>
+        <p class="hint">
+          Mail the outbound policy held before it left. Approve sends it; reject discards it. Deciding needs the
+          MailboxApprove scope (a domain token grants it).
         </p>
-      )}
-      <table>
-        <tbody>
-          {(page?.items ?? []).map((m) => (
-            <tr key={m.messageId}>
-              <td>To {m.toAddress}</td>
-              <td>
-                <a href={`#/message/${encodeURIComponent(m.messageId)}`}>{m.subject || '(no subject)'}</a>
-              </td>
-              <td>{when(m.createdAtTs)}</td>
-              <td>
-                <button onClick={() => decide(m.messageId, 'approve')}>Approve</button>
-                <button class="danger" onClick={() => decide(m.messageId, 'reject')}>
-                  Reject
-                </button>
-              </td>
-            </tr>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        {notice && (
+          <p class="notice" role="status">
+            {notice}
+          </p>
+        )}
+        {items && items.length === 0 && <p class="empty">Nothing is waiting for approval.</p>}
+        <ul class="held" aria-label="Held messages">
+          {(items ?? []).map((item) => (
+            <HeldCard key={item.m.messageId} item={item} decide={decide} />
           ))}
-          {page && page.items.length === 0 && (
-            <tr>
-              <td class="empty">Nothing is waiting.</td>
-            </tr>
-          )}
-        </tbody>
-      </table>
-    </section>
+        </ul>
+      </section>
+    </div>
+  );
+}
+
+function HeldCard(props: {
+  item: HeldItem;
+  decide: (m: MessageDetail, d: 'approve' | 'reject', reason: string) => Promise<void>;
+}) {
+  const { m, held } = props.item;
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const run = async (d: 'approve' | 'reject') => {
+    setBusy(true);
+    await props.decide(m, d, reason);
+    setBusy(false);
+  };
+  const recipients = [...m.toAddresses, ...m.ccAddresses, ...m.bccAddresses];
+  return (
+    <li class="held-card" aria-label={m.subject || '(no subject)'} data-message-id={m.messageId}>
+      <h2>
+        <a href={`#/message/${encodeURIComponent(m.messageId)}`}>{m.subject || '(no subject)'}</a>
+      </h2>
+      <dl class="headers">
+        <dt>To</dt>
+        <dd>{recipients.join(', ') || '—'}</dd>
+        <dt>Held</dt>
+        <dd>{when(m.createdAtTs)}</dd>
+        <dt>Rule</dt>
+        <dd>{held?.rule ?? '—'}</dd>
+        {held?.reason && (
+          <>
+            <dt>Why</dt>
+            <dd>{held.reason}</dd>
+          </>
+        )}
+        <dt>Sent by</dt>
+        <dd>{held ? (held.tokenName ?? held.tokenId ?? '—') : '—'}</dd>
+        {m.attachments.length > 0 && (
+          <>
+            <dt>Attached</dt>
+            <dd>
+              {m.attachments
+                .map((a) => `${a.filename || 'attachment'} (${Math.ceil(a.sizeBytes / 1024)} KiB)`)
+                .join(', ')}
+            </dd>
+          </>
+        )}
+      </dl>
+      <pre class="body-text">{m.bodyText ?? '(HTML only: open the message to read it)'}</pre>
+      <label>
+        Reason (optional, kept in the audit trail)
+        <input name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+      </label>
+      <div class="toolbar">
+        <button disabled={busy} onClick={() => void run('approve')}>
+          Approve and send
+        </button>
+        <button class="danger" disabled={busy} onClick={() => void run('reject')}>
+          Reject
+        </button>
+      </div>
+    </li>
   );
 }

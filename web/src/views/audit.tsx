@@ -1,54 +1,132 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
-import { session } from '../session';
+import { mailboxParam, session } from '../session';
 import { features } from '../features';
 import { when } from '../types';
 
-interface AuditEntry {
-  [key: string]: unknown;
+/** One entry of GET /api/mailbox/audit (docs/console.md, "Audit trail"). */
+export interface AuditEntry {
+  auditId: string;
+  mailboxAddress: string;
+  tokenId: string | null;
+  tokenName?: string | null;
+  channel: string;
+  decision: string;
+  rule: string | null;
+  reason: string | null;
+  recipientCount: number;
+  messageId: string | null;
+  subject?: string | null;
+  recipients?: string[];
+  createdAtTs: number;
 }
 
-/** The audit trail of send attempts and decisions, when the server has it (feature-detected). */
+const DECISIONS = ['accepted', 'refused', 'held', 'approved', 'rejected', 'expired', 'released'];
+const CHANNELS = ['http', 'mcp', 'smtp', 'worker'];
+
+/**
+ * The trail of send attempts and decisions in words: when, through which channel, what was
+ * decided by which rule and why, about which mail to whom, by which token; filtered by decision
+ * and channel on the server.
+ */
 export function Audit() {
-  const domain = session.kind.value === 'domain' && features.value.domainAudit;
+  const domain = session.kind.value === 'domain' && !session.mailboxAddress.value && features.value.domainAudit;
+  const [decision, setDecision] = useState('');
+  const [channel, setChannel] = useState('');
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const [page, setPage] = useState<{ items: AuditEntry[]; nextCursor: string | null } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
+  useEffect(() => setCursors([undefined]), [decision, channel]);
   useEffect(() => {
     api<{ items: AuditEntry[]; nextCursor: string | null }>(
       'GET',
       domain ? '/api/domain/audit' : '/api/mailbox/audit',
-      {
-        query: { limit: 50, cursor },
+      { query: { limit: 50, cursor, decision, channel, ...(domain ? {} : mailboxParam()) } },
+    ).then(
+      (p) => {
+        setPage(p);
+        setError(null);
       },
-    ).then(setPage, (err) => setError(errorText(err)));
-  }, [cursor, domain]);
-  const columns = [...new Set((page?.items ?? []).flatMap((e) => Object.keys(e)))].slice(0, 8);
+      (err) => setError(errorText(err)),
+    );
+  }, [cursor, domain, decision, channel]);
+  const items = page?.items ?? [];
   return (
-    <section aria-labelledby="audit-title">
-      <h1 id="audit-title">Audit trail</h1>
+    <section aria-labelledby="audit-title" class="audit">
+      <div class="toolbar">
+        <h1 id="audit-title">Audit trail</h1>
+        <label>
+          Decision
+          <select name="decision" value={decision} onChange={(e) => setDecision(e.currentTarget.value)}>
+            <option value="">any</option>
+            {DECISIONS.map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Channel
+          <select name="channel" value={channel} onChange={(e) => setChannel(e.currentTarget.value)}>
+            <option value="">any</option>
+            {CHANNELS.map((c) => (
+              <option key={c} value={c}>
+                {c}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
       {error && (
         <p class="error" role="alert">
           {error}
         </p>
       )}
-      <table>
+      <table class="audit-table">
         <thead>
           <tr>
-            {columns.map((c) => (
-              <th key={c}>{c}</th>
-            ))}
+            <th class="c-time">Time</th>
+            <th class="c-channel">Channel</th>
+            <th class="c-decision">Decision</th>
+            <th>Rule and reason</th>
+            <th>Subject</th>
+            <th>Recipients</th>
+            <th class="c-token">Token</th>
           </tr>
         </thead>
         <tbody>
-          {(page?.items ?? []).map((e, i) => (
-            <tr key={i}>
-              {columns.map((c) => (
-                <td key={c}>{/Ts$/.test(c) && typeof e[c] === 'number' ? when(e[c] as number) : String(e[c] ?? '')}</td>
-              ))}
+          {items.map((e) => (
+            <tr key={e.auditId} data-decision={e.decision}>
+              <td>{when(e.createdAtTs)}</td>
+              <td>{e.channel}</td>
+              <td>
+                <span class={`tag decision-${e.decision}`}>{e.decision}</span>
+              </td>
+              <td>
+                {e.rule && <code>{e.rule}</code>}
+                {e.rule && e.reason ? ' — ' : ''}
+                {e.reason ?? (e.rule ? '' : '—')}
+              </td>
+              <td>
+                {e.messageId ? (
+                  <a href={`#/message/${encodeURIComponent(e.messageId)}`}>{e.subject || '(no subject)'}</a>
+                ) : (
+                  '—'
+                )}
+              </td>
+              <td>{e.recipients?.length ? e.recipients.join(', ') : `${e.recipientCount} recipient(s)`}</td>
+              <td>{e.tokenName ?? (e.tokenId ? e.tokenId : e.channel === 'worker' ? 'the server' : '—')}</td>
             </tr>
           ))}
+          {page && items.length === 0 && (
+            <tr>
+              <td colSpan={7} class="empty">
+                No entries{decision || channel ? ' match these filters' : ' yet'}.
+              </td>
+            </tr>
+          )}
         </tbody>
       </table>
       <div class="pager">

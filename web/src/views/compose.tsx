@@ -10,6 +10,16 @@ const split = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** The original as a reply quotes it: an attribution line, then each line after `> `. */
+export function quote(m: MessageDetail): string {
+  const who = m.fromDisplayName ? `${m.fromDisplayName} <${m.fromAddress}>` : m.fromAddress;
+  const text = (m.bodyText ?? '').replace(/\s+$/, '');
+  return `On ${new Date(m.createdAtTs).toLocaleString()}, ${who} wrote:\n${text
+    .split(/\r?\n/)
+    .map((l) => (l.startsWith('>') ? `>${l}` : `> ${l}`))
+    .join('\n')}`;
+}
+
 /**
  * New message or reply. Attachments are uploaded first (POST /api/messages/attachments), then
  * named by id; the send carries an Idempotency-Key so a double click or a retry sends once.
@@ -31,6 +41,9 @@ export function Compose(props: { replyTo?: string }) {
       (m) => {
         setParent(m);
         setSubject(/^re:/i.test(m.subject) ? m.subject : `Re: ${m.subject}`);
+        // To: the sender of received mail, the recipients of one's own; the original quoted below.
+        setTo((m.direction === 'outbound' ? m.toAddresses : [m.fromAddress]).join(', '));
+        setBody(`\n\n${quote(m)}`);
       },
       (err) => setError(errorText(err)),
     );
@@ -76,7 +89,7 @@ export function Compose(props: { replyTo?: string }) {
       <h1>{props.replyTo ? 'Reply' : 'New message'}</h1>
       {parent && (
         <p class="hint">
-          Replying to {parent.fromAddress}: “{parent.subject}”. Leave To empty to answer the sender.
+          Replying to {parent.fromAddress}: “{parent.subject}”. Write above the quoted original.
         </p>
       )}
       {error && (

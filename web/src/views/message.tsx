@@ -1,15 +1,19 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, download, errorText } from '../api';
-import { mailboxParam } from '../session';
+import { mailboxParam, session } from '../session';
 import { go } from '../router';
 import { MailFrame } from '../mail-frame';
-import { when, type MessageDetail } from '../types';
+import { when, type Attachment, type MessageDetail } from '../types';
 import { TrustBadge } from './trust';
+import { fetchText } from '../api';
+
+type Tab = 'html' | 'text' | 'headers' | 'raw';
 
 /** One message: headers, trust, body (HTML sandboxed), attachments, deliveries. Keys: r reply, u back. */
 export function MessageView(props: { messageId: string }) {
   const [m, setM] = useState<MessageDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [tab, setTab] = useState<Tab | null>(null);
   const path = `/api/messages/${encodeURIComponent(props.messageId)}`;
 
   useEffect(() => {
@@ -85,9 +89,11 @@ export function MessageView(props: { messageId: string }) {
         >
           Delete
         </button>
-        <button class="link" onClick={() => act(() => download(`${path}/raw`, `${m.messageId}.eml`))}>
-          Raw source
-        </button>
+        {m.rawContentPath && (
+          <button class="link" onClick={() => act(() => download(`${path}/raw`, `${m.messageId}.eml`))}>
+            Download .eml
+          </button>
+        )}
       </div>
       <h1 id="message-subject">{m.subject || '(no subject)'}</h1>
       <dl class="headers">
@@ -135,25 +141,148 @@ export function MessageView(props: { messageId: string }) {
       {m.attachments.length > 0 && (
         <ul class="attachments" aria-label="Attachments">
           {m.attachments.map((a) => (
-            <li key={a.attachmentId}>
-              <button
-                class="link"
-                onClick={() =>
-                  act(() =>
-                    download(`${path}/attachments/${encodeURIComponent(a.attachmentId)}`, a.filename || 'attachment'),
-                  )
-                }
-              >
-                {a.filename || 'attachment'}
-              </button>{' '}
-              <span class="meta">
-                {a.contentType}, {Math.ceil(a.sizeBytes / 1024)} KiB
-              </span>
-            </li>
+            <AttachmentItem key={a.attachmentId} path={path} a={a} onError={setError} />
           ))}
         </ul>
       )}
-      {m.bodyHtml ? <MailFrame html={m.bodyHtml} /> : <pre class="body-text">{m.bodyText ?? ''}</pre>}
+      <BodyTabs key={m.messageId} m={m} path={path} tab={tab ?? (m.bodyHtml ? 'html' : 'text')} setTab={setTab} />
     </article>
   );
+}
+
+const TABS: { id: Tab; label: string }[] = [
+  { id: 'html', label: 'HTML' },
+  { id: 'text', label: 'Text' },
+  { id: 'headers', label: 'Headers' },
+  { id: 'raw', label: 'Raw' },
+];
+
+/** The body four ways: the sandboxed HTML, the text part, the header section, the whole source. */
+function BodyTabs(props: { m: MessageDetail; path: string; tab: Tab; setTab: (t: Tab) => void }) {
+  const { m, tab } = props;
+  const [raw, setRaw] = useState<string | null>(null);
+  const [rawError, setRawError] = useState<string | null>(null);
+  useEffect(() => {
+    if ((tab !== 'raw' && tab !== 'headers') || raw !== null || !m.rawContentPath) return;
+    fetchText(`${props.path}/raw`).then(setRaw, (err) => setRawError(errorText(err)));
+  }, [tab, m.messageId]);
+  const noRaw =
+    'No raw source is kept for this message (mail written through the API or the console is stored as its parts).';
+  return (
+    <div class="tabs">
+      <div role="tablist" aria-label="Message body">
+        {TABS.map((t) => (
+          <button
+            key={t.id}
+            role="tab"
+            id={`tab-${t.id}`}
+            aria-selected={tab === t.id}
+            aria-controls="tab-panel"
+            onClick={() => props.setTab(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${tab}`}>
+        {tab === 'html' &&
+          (m.bodyHtml ? <MailFrame html={m.bodyHtml} /> : <p class="hint">This message has no HTML part.</p>)}
+        {tab === 'text' && <pre class="body-text">{m.bodyText ?? '(no text part)'}</pre>}
+        {tab === 'headers' &&
+          (m.rawContentPath ? (
+            <pre class="source">{raw === null ? (rawError ?? 'Loading…') : headerSection(raw)}</pre>
+          ) : (
+            <>
+              <p class="hint">{noRaw} The stored fields:</p>
+              <pre class="source">{storedHeaders(m)}</pre>
+            </>
+          ))}
+        {tab === 'raw' &&
+          (m.rawContentPath ? (
+            <pre class="source">{raw === null ? (rawError ?? 'Loading…') : raw}</pre>
+          ) : (
+            <p class="hint">{noRaw}</p>
+          ))}
+      </div>
+    </div>
+  );
+}
+
+/** The header section of a source: everything before the first empty line. */
+const headerSection = (raw: string): string => raw.split(/\r?\n\r?\n/, 1)[0] ?? raw;
+
+function storedHeaders(m: MessageDetail): string {
+  const lines = [
+    `From: ${m.fromDisplayName ? `${m.fromDisplayName} <${m.fromAddress}>` : m.fromAddress}`,
+    `To: ${m.toAddresses.join(', ')}`,
+    ...(m.ccAddresses.length ? [`Cc: ${m.ccAddresses.join(', ')}`] : []),
+    ...(m.bccAddresses.length ? [`Bcc: ${m.bccAddresses.join(', ')}`] : []),
+    `Subject: ${m.subject}`,
+    `Date: ${new Date(m.createdAtTs).toUTCString()}`,
+  ];
+  return lines.join('\n');
+}
+
+const TEXT_KINDS = /^(application\/pdf|application\/vnd\.openxmlformats-officedocument\.wordprocessingml\.document)$/i;
+/** The server finds PDF and DOCX by extension too when the type is generic. */
+const TEXT_NAMES = /\.(pdf|docx)$/i;
+
+/**
+ * One attachment: its download, and a preview: an image inline (fetched with the token, shown
+ * from a blob: URL), a PDF or DOCX as the text the server extracted from it.
+ */
+function AttachmentItem(props: { path: string; a: Attachment; onError: (e: string) => void }) {
+  const { a } = props;
+  const href = `${props.path}/attachments/${encodeURIComponent(a.attachmentId)}`;
+  const [image, setImage] = useState<string | null>(null);
+  const [text, setText] = useState<string | null>(null);
+  const isImage = /^image\/(png|jpeg|gif|webp)$/i.test(a.contentType);
+  const hasText = TEXT_KINDS.test(a.contentType) || TEXT_NAMES.test(a.filename);
+  useEffect(() => {
+    if (!isImage) return;
+    let url: string | null = null;
+    fetchBlob(href).then(
+      (blob) => setImage((url = URL.createObjectURL(blob))),
+      () => undefined,
+    );
+    return () => void (url && URL.revokeObjectURL(url));
+  }, [href]);
+  return (
+    <li>
+      <button
+        class="link"
+        onClick={() => download(href, a.filename || 'attachment').catch((e) => props.onError(errorText(e)))}
+      >
+        {a.filename || 'attachment'}
+      </button>{' '}
+      <span class="meta">
+        {a.contentType}, {Math.ceil(a.sizeBytes / 1024)} KiB
+      </span>
+      {image && <img class="preview" src={image} alt={`Preview of ${a.filename}`} />}
+      {hasText && text === null && (
+        <button
+          class="link"
+          onClick={() =>
+            api<{ text: string; truncated: boolean }>('GET', `${href}/text`, { query: mailboxParam() }).then(
+              (r) => setText(r.text + (r.truncated ? '\n…(cut at the server’s limit)' : '')),
+              (e) => props.onError(errorText(e)),
+            )
+          }
+        >
+          Show text
+        </button>
+      )}
+      {text !== null && (
+        <pre class="preview-text" aria-label={`Text of ${a.filename}`}>
+          {text}
+        </pre>
+      )}
+    </li>
+  );
+}
+
+async function fetchBlob(path: string): Promise<Blob> {
+  const r = await fetch(path, { headers: { Authorization: `Bearer ${session.token.value}` } });
+  if (!r.ok) throw new Error(`HTTP ${r.status}`);
+  return r.blob();
 }

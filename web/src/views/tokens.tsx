@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import { MAILBOX_SCOPES, when, type TokenRecord } from '../types';
+import { session } from '../session';
 
 /**
  * A mailbox's tokens: with a mailbox token (TokenManage) its own mailbox's, with a domain token
@@ -17,6 +18,9 @@ export function Tokens(props: { mailboxId: string | null; address: string | null
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<string>>(new Set(['MailboxRead']));
   const [expires, setExpires] = useState('');
+  // A domain token grants every mailbox scope; a mailbox token only what it holds itself, and
+  // never MailboxApprove or WebhookManage (an agent must not approve its own held mail).
+  const mayGrant = (s: { domainOnly?: boolean }) => session.kind.value === 'domain' || !s.domainOnly;
 
   const load = () =>
     api<TokenRecord[] | { items: TokenRecord[] }>('GET', base).then(
@@ -57,7 +61,9 @@ export function Tokens(props: { mailboxId: string | null; address: string | null
       {shown && (
         <div class="secret" role="status">
           <p>
-            Token <code>{shown.tokenId}</code>. Copy it now; it is shown here only:
+            Token <code>{shown.tokenId}</code>. Copy it now. The server keeps only its hash: after the reveal window
+            (TOKEN_REVEAL_WINDOW, a day by default) nobody can show it again, and a lost token is replaced by creating a
+            new one.
           </p>
           <input readOnly class="plaintext" aria-label="Token plaintext" value={shown.accessToken} />
           <button onClick={() => void navigator.clipboard?.writeText(shown.accessToken)}>Copy</button>
@@ -75,24 +81,26 @@ export function Tokens(props: { mailboxId: string | null; address: string | null
         <fieldset>
           <legend>Scopes</legend>
           {MAILBOX_SCOPES.map((s) => (
-            <label key={s} class="inline">
+            <label key={s.scope} class="inline scope">
               <input
                 type="checkbox"
-                name={`scope-${s}`}
-                checked={scopes.has(s)}
+                name={`scope-${s.scope}`}
+                disabled={!mayGrant(s)}
+                checked={scopes.has(s.scope)}
                 onChange={() => {
                   const next = new Set(scopes);
-                  if (next.has(s)) next.delete(s);
-                  else next.add(s);
+                  if (next.has(s.scope)) next.delete(s.scope);
+                  else next.add(s.scope);
                   setScopes(next);
                 }}
               />{' '}
-              {s}
+              <code>{s.scope}</code> <span class="meta">{s.what}</span>
+              {!mayGrant(s) && <span class="meta"> (granted with the domain token: Domain mailboxes → Tokens)</span>}
             </label>
           ))}
         </fieldset>
         <label>
-          Expires (optional; default and maximum: the server's, never after your own token)
+          Expires (optional; empty: the server's default; never after the token you are signed in with)
           <input name="expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
         </label>
         <button type="submit">Create token</button>
