@@ -199,6 +199,7 @@ export interface Message {
   screening_held: Generated<boolean>;
   search_vector: string | null;
   sent_at: DbTimestamp | null;
+  sent_raw_blob_key: string | null;
   stored_bytes: Generated<DbInt8>;
   subject: Generated<string>;
   thread_id: string;

@@ -6,7 +6,14 @@ import { observability } from '../../observability.js';
 import type { InboundStore } from '../receiving/inbound.store.js';
 import { MAILBOX_FULL_REPLY, deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
 import { routeRecipient } from '../recipient-routing.js';
-import { deliverExternally, failWithBounce, type TransferDeps, type TransferMessage } from './external-delivery.js';
+import {
+  deliverExternally,
+  failWithBounce,
+  transferForm,
+  type TransferDeps,
+  type TransferMessage,
+} from './external-delivery.js';
+import { keepSentRaw, needsSentRaw } from './sent-raw.js';
 import type { LeaseGuard } from './job-lease.js';
 import { isSimulated, simulatorTransport } from './simulator-transport.js';
 
@@ -80,6 +87,11 @@ export async function deliverMessage(
     events.push(...outcome.events);
     simulatedDeferred = outcome.deferred;
   }
+  // Delivered only to hosted mailboxes: the source is composed and signed as it would have left, now,
+  // so the raw route answers the same bytes however often it is asked.
+  if (transfer && external.length === 0 && simulated.length === 0 && needsSentRaw(message)) {
+    await keepSentRaw(transfer.deps, message, (await transferForm(transfer.deps, message, [], at)).raw, at);
+  }
   const unsimulated = transfer ? 0 : simulated.length;
   if (external.length === 0) return { waiting: unsimulated, events, deferred: simulatedDeferred };
   if (!transfer?.deps.transport) return { waiting: external.length + unsimulated, events, deferred: simulatedDeferred };
@@ -108,6 +120,7 @@ async function loadOutbound(db: Database, messageId: string): Promise<TransferMe
     sentAt: date(row.sent_at),
     createdAt: new Date(row.created_at),
     rawBlobKey: row.raw_blob_key,
+    sentRawBlobKey: row.sent_raw_blob_key,
     autoSubmitted: row.auto_submitted,
     attachments: await attachmentsOfMessage(db.db, row.id),
   };
