@@ -14,6 +14,7 @@ import {
   type TransferMessage,
 } from './external-delivery.js';
 import { keepSentRaw, needsSentRaw } from './sent-raw.js';
+import { isStorageUnavailable } from '../../../storage/errors.js';
 import type { LeaseGuard } from './job-lease.js';
 import { isSimulated, simulatorTransport } from './simulator-transport.js';
 
@@ -88,9 +89,15 @@ export async function deliverMessage(
     simulatedDeferred = outcome.deferred;
   }
   // Delivered only to hosted mailboxes: the source is composed and signed as it would have left, now,
-  // so the raw route answers the same bytes however often it is asked.
+  // so the raw route answers the same bytes however often it is asked. The mail is delivered already:
+  // a source that cannot be built (e.g. an unreadable DKIM key) is logged and left out, not retried.
   if (transfer && external.length === 0 && simulated.length === 0 && needsSentRaw(message)) {
-    await keepSentRaw(transfer.deps, message, (await transferForm(transfer.deps, message, [], at)).raw, at);
+    try {
+      await keepSentRaw(transfer.deps, message, (await transferForm(transfer.deps, message, [], at)).raw, at);
+    } catch (err) {
+      if (isStorageUnavailable(err)) throw err;
+      transfer.deps.log.warn('delivery.sent_raw_failed', { messageId: message.id, err });
+    }
   }
   const unsimulated = transfer ? 0 : simulated.length;
   if (external.length === 0) return { waiting: unsimulated, events, deferred: simulatedDeferred };
