@@ -124,7 +124,13 @@ async function main(): Promise<void> {
     children.push(ceiling);
     const ceilingBase = `http://127.0.0.1:${CEILING_PORT}`;
     const bare = await startProcess(
-      ['dist/bench/http/bare-pg-server.js', databaseUrl, tenants.large.mailboxId, 'large@bench.test', String(BARE_PORT)],
+      [
+        'dist/bench/http/bare-pg-server.js',
+        databaseUrl,
+        tenants.large.mailboxId,
+        'large@bench.test',
+        String(BARE_PORT),
+      ],
       shippedFlagsEnv,
       `http://127.0.0.1:${BARE_PORT}/`,
     );

@@ -491,7 +491,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The raw RFC 5322 source of a message (message/rfc822). */
+        /** The RFC 5322 source of a message (message/rfc822): as received, or as it left (DKIM-signed) for outbound mail. */
         get: operations["getApiMessagesMessageIdRaw"];
         put?: never;
         post?: never;
@@ -877,6 +877,7 @@ export interface components {
                     signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
                     held: boolean;
                 } | null;
+                snippet: string;
             } | null;
             eventId: string;
             timedOut: boolean;
@@ -913,6 +914,7 @@ export interface components {
                     signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
                     held: boolean;
                 } | null;
+                snippet: string;
             } | null;
             authenticated: boolean | null;
             warning: string | null;
@@ -946,6 +948,7 @@ export interface components {
                     signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
                     held: boolean;
                 } | null;
+                snippet: string;
             }[];
             nextCursor: string | null;
         };
@@ -1013,6 +1016,7 @@ export interface components {
                     signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
                     held: boolean;
                 } | null;
+                snippet: string;
             }[];
             nextCursor: string | null;
             totalCount: number;
@@ -1079,6 +1083,7 @@ export interface components {
                 signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
                 held: boolean;
             } | null;
+            snippet: string;
             toAddresses: string[];
             ccAddresses: string[];
             bccAddresses: string[];
@@ -1185,6 +1190,7 @@ export interface components {
                     signals: ("hiddenText" | "invisibleUnicode" | "tagCharacters" | "bidiOverride" | "assistantInstruction" | "credentialRequest" | "lookalikeDomain" | "punycodeDomain" | "newSenderDomain" | "linkMismatch")[];
                     held: boolean;
                 } | null;
+                snippet: string;
                 toAddresses: string[];
                 ccAddresses: string[];
                 bccAddresses: string[];
@@ -1716,6 +1722,9 @@ export interface components {
                 recipientCount: number;
                 newRecipientCount: number;
                 messageId: string | null;
+                subject: string | null;
+                recipients: string[];
+                tokenName: string | null;
                 createdAtTs: number;
             }[];
             nextCursor: string | null;
@@ -1735,6 +1744,9 @@ export interface components {
                 recipientCount: number;
                 newRecipientCount: number;
                 messageId: string | null;
+                subject: string | null;
+                recipients: string[];
+                tokenName: string | null;
                 createdAtTs: number;
             }[];
             nextCursor: string | null;
@@ -4002,6 +4014,8 @@ export interface operations {
                 mailboxAddress?: string;
                 limit?: number;
                 cursor?: string;
+                decision?: "accepted" | "refused" | "held" | "approved" | "rejected" | "expired" | "released";
+                channel?: "http" | "mcp" | "smtp" | "worker";
             };
             header?: never;
             path?: never;
@@ -4047,6 +4061,8 @@ export interface operations {
                 mailboxAddress?: string;
                 limit?: number;
                 cursor?: string;
+                decision?: "accepted" | "refused" | "held" | "approved" | "rejected" | "expired" | "released";
+                channel?: "http" | "mcp" | "smtp" | "worker";
             };
             header?: never;
             path?: never;

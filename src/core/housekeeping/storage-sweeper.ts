@@ -10,6 +10,7 @@ import type { Clock } from '../time.js';
  */
 export const BLOB_REFERENCES: readonly BlobReference[] = [
   { table: 'message', column: 'raw_blob_key' },
+  { table: 'message', column: 'sent_raw_blob_key' },
   { table: 'attachment', column: 'blob_key' },
 ];
 

@@ -63,6 +63,11 @@ export const MessageEntity = defineEntity({
       expression:
         'create index "message_raw_blob_key_idx" on "message" ("raw_blob_key") where "raw_blob_key" is not null',
     },
+    {
+      name: 'message_sent_raw_blob_key_idx',
+      expression:
+        'create index "message_sent_raw_blob_key_idx" on "message" ("sent_raw_blob_key") where "sent_raw_blob_key" is not null',
+    },
     // Outbound policy (migration 20261223000000): the approval queue and its expiry, and
     // "was this counterparty ever heard from".
     {
@@ -125,6 +130,8 @@ export const MessageEntity = defineEntity({
     bodyHtml: p.text().nullable(),
     bodyFormat: p.string().length(16),
     rawBlobKey: p.string().length(200).nullable(),
+    /** An outbound message's source as it left, DKIM-signed (stored once by the delivery worker). */
+    sentRawBlobKey: p.string().length(200).nullable(),
     internetMessageId: p.string().length(998).nullable(),
     inReplyToMessageId: p.string().length(40).nullable(),
     referencesHeader: p.array(),

@@ -29,7 +29,8 @@ export const downloadRoutes: RouteSpec[] = [
   route({
     method: 'GET',
     path: '/api/messages/:messageId/raw',
-    summary: 'The raw RFC 5322 source of a message (message/rfc822).',
+    summary:
+      'The RFC 5322 source of a message (message/rfc822): as received, or as it left (DKIM-signed) for outbound mail.',
     auth: 'bearer',
     scope: 'MailboxRead',
     tokenKinds: both,

@@ -17,7 +17,8 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'message.approval-required': 'An outgoing message is held for approval before it is sent.',
   'message.approved': 'A held message was approved and queued.',
   'message.rejected': 'A held message was rejected and will not be sent.',
-  'thread.state-changed': "A thread's workflow state (open, awaiting_reply, needs_human, closed) or follow-up time was set.",
+  'thread.state-changed':
+    "A thread's workflow state (open, awaiting_reply, needs_human, closed) or follow-up time was set.",
   'thread.follow-up-due': 'A thread still awaiting a reply reached its follow-up time (emitted once per follow-up).',
   'webhook.disabled': 'A webhook of the mailbox was disabled: failing for too long, or its registering token is gone.',
 };

@@ -6,7 +6,15 @@ import { observability } from '../../observability.js';
 import type { InboundStore } from '../receiving/inbound.store.js';
 import { MAILBOX_FULL_REPLY, deliverLocally, failRecipient, type PendingRecipient } from './local-delivery.js';
 import { routeRecipient } from '../recipient-routing.js';
-import { deliverExternally, failWithBounce, type TransferDeps, type TransferMessage } from './external-delivery.js';
+import {
+  deliverExternally,
+  failWithBounce,
+  transferForm,
+  type TransferDeps,
+  type TransferMessage,
+} from './external-delivery.js';
+import { keepSentRaw, needsSentRaw } from './sent-raw.js';
+import { isStorageUnavailable } from '../../../storage/errors.js';
 import type { LeaseGuard } from './job-lease.js';
 import { isSimulated, simulatorTransport } from './simulator-transport.js';
 
@@ -80,6 +88,17 @@ export async function deliverMessage(
     events.push(...outcome.events);
     simulatedDeferred = outcome.deferred;
   }
+  // Delivered only to hosted mailboxes: the source is composed and signed as it would have left, now,
+  // so the raw route answers the same bytes however often it is asked. The mail is delivered already:
+  // a source that cannot be built (e.g. an unreadable DKIM key) is logged and left out, not retried.
+  if (transfer && external.length === 0 && simulated.length === 0 && needsSentRaw(message)) {
+    try {
+      await keepSentRaw(transfer.deps, message, (await transferForm(transfer.deps, message, [], at)).raw, at);
+    } catch (err) {
+      if (isStorageUnavailable(err)) throw err;
+      transfer.deps.log.warn('delivery.sent_raw_failed', { messageId: message.id, err });
+    }
+  }
   const unsimulated = transfer ? 0 : simulated.length;
   if (external.length === 0) return { waiting: unsimulated, events, deferred: simulatedDeferred };
   if (!transfer?.deps.transport) return { waiting: external.length + unsimulated, events, deferred: simulatedDeferred };
@@ -108,6 +127,7 @@ async function loadOutbound(db: Database, messageId: string): Promise<TransferMe
     sentAt: date(row.sent_at),
     createdAt: new Date(row.created_at),
     rawBlobKey: row.raw_blob_key,
+    sentRawBlobKey: row.sent_raw_blob_key,
     autoSubmitted: row.auto_submitted,
     attachments: await attachmentsOfMessage(db.db, row.id),
   };

@@ -69,6 +69,7 @@ export type OutboundMessageRow = Row<
   | 'sent_at'
   | 'created_at'
   | 'raw_blob_key'
+  | 'sent_raw_blob_key'
   | 'auto_submitted'
 > & { domain_id: Col<'mailbox', 'domain_id'> };
 
@@ -76,8 +77,18 @@ export type OutboundMessageRow = Row<
 export async function outboundMessage(db: Database, messageId: string): Promise<OutboundMessageRow | undefined> {
   return db.one(sql<OutboundMessageRow>`select m.id, m.mailbox_id, mb.domain_id, m.from_address, m.from_display_name, m.to_addresses, m.cc_addresses, m.subject, m.body_text, m.body_html,
       m.internet_message_id, m.in_reply_to_message_id, m.references_header, m.sent_at, m.created_at, m.raw_blob_key,
-      m.auto_submitted
+      m.sent_raw_blob_key, m.auto_submitted
     from message m join mailbox mb on mb.id = m.mailbox_id where m.id = ${messageId} and m.direction = 'outbound'`);
+}
+
+/**
+ * Names the blob holding a message's source as it left, unless one is named already (a second
+ * worker, or an earlier attempt, got there first) or the message is gone: false then.
+ */
+export async function claimSentRaw(db: Database, messageId: string, blobKey: string): Promise<boolean> {
+  const row = await db.one(sql<{ id: string }>`update message set sent_raw_blob_key = ${blobKey}
+      where id = ${messageId} and sent_raw_blob_key is null returning id`);
+  return row !== undefined;
 }
 
 /** Locks mailbox rows in id order (a fixed order keeps two opposite local deliveries from deadlocking). */

@@ -17,11 +17,14 @@ import type { ExternalTransport, OutgoingMessage } from './external-transport.js
 import type { LeaseGuard } from './job-lease.js';
 import { recordRecipientOutcome } from './delivery-status.js';
 import { buildBounce, headerSection, type Failure } from './bounce.js';
+import { keepSentRaw } from './sent-raw.js';
 
 /** An outbound message with what leaving the system needs beyond local delivery. */
 export interface TransferMessage extends OutboundMessage {
   domainId: string;
   rawBlobKey: string | null;
+  /** The source as it left, once an attempt stored it (sent-raw.ts). */
+  sentRawBlobKey?: string | null;
   createdAt: Date;
   /** RFC 3834 Auto-Submitted of API mail under the loop guard; null otherwise. */
   autoSubmitted?: string | null;
@@ -107,6 +110,8 @@ export async function deliverExternally(
   if (lease && !(await lease.stillHeld())) return { events: [], deferred: recipients.length };
   const to = recipients.map((r) => r.address);
   const message = await transferForm(d, m, to, at);
+  // Before the transport: what is stored is what was handed over, even if the process dies mid-send.
+  await keepSentRaw(d, m, message.raw, at);
   const outcomes = await d.transport.deliver(m.fromAddress, to, message, lease?.signal);
   const expired = at.getTime() - m.createdAt.getTime() >= d.maxAgeMs;
   const events: MailboxEvent[] = [];
