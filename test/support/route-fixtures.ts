@@ -373,6 +373,12 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 404,
     otherMailbox: 404,
   },
+  'POST /api/messages/:messageId/release': {
+    // A message that is not held: release answers { released: false } to whoever may release.
+    build: async (w) => ({ path: `/api/messages/${(await message(w)).messageId}/release` }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
   'GET /api/mailbox/audit': {
     build: async (w, c) => ({ path: '/api/mailbox/audit', query: { ...asDomain(c, w), limit: '10' } }),
     foreignDomain: 404,
