@@ -30,6 +30,8 @@ export const MailboxEntity = defineEntity({
     storageQuotaBytes: p.bigint('number').nullable(),
     createdAt: p.datetime(3),
     disabledAt: p.datetime(3).nullable(),
+    /** An ephemeral mailbox's end: refused at once after it, swept within a minute. */
+    expiresAt: p.datetime(3).nullable(),
   },
 });
 
