@@ -118,7 +118,7 @@ export function isRevealable(
 /** `isRevealable` in SQL, over `access_token t`. */
 export const revealableSql = (now: Date) =>
   sql`(t.plaintext_cipher is not null and t.disabled_at is null and t.reveal_until > ${now}
-    and (t.expires_at is null or t.expires_at > ${now}) and (tm.expires_at is null or tm.expires_at > ${now}))`;
+    and (t.expires_at is null or t.expires_at > ${now}))`;
 
 export class TokenStore {
   constructor(private readonly db: Database) {}
