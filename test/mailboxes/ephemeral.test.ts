@@ -40,7 +40,11 @@ async function ephemeral(localPart: string, ttlSeconds = TTL) {
 
 const usedBytes = async () => (await server.api(x.token).get('/api/domain/storage')).body.data.usedBytes as number;
 const mx = (to: string, subject: string) =>
-  deliverToMx(mxPort(server), { from: 'peer@sender.example', to }, rfc5322({ from: 'peer@sender.example', to, subject }));
+  deliverToMx(
+    mxPort(server),
+    { from: 'peer@sender.example', to },
+    rfc5322({ from: 'peer@sender.example', to, subject }),
+  );
 
 describe('ephemeral mailboxes', () => {
   it('answers expiresAtTs on both creation routes and refuses a ttlSeconds out of range', async () => {
@@ -67,9 +71,8 @@ describe('ephemeral mailboxes', () => {
     const mailboxId = created.mailbox.mailboxId;
     const token = created.initialAccessToken;
     // A token that would never expire by itself: only the mailbox's end ends it.
-    const lasting = (
-      await mintToken(server, { kind: 'mailbox', domainId: x.domainId, mailboxId, expiresAt: null })
-    ).token;
+    const lasting = (await mintToken(server, { kind: 'mailbox', domainId: x.domainId, mailboxId, expiresAt: null }))
+      .token;
     const sender = await server.createMailbox(x.token, `sender-c@${x.name}`);
     const baseline = await usedBytes();
 
@@ -103,7 +106,8 @@ describe('ephemeral mailboxes', () => {
     const sent = await server.api(sender.token).post('/api/messages/send', sendBody(address, { subject: 'Too late' }));
     expect(sent.status).toBe(202);
     const failed = await waitFor(async () => {
-      const [r] = await q`select status, remote_reply from message_recipient where message_id = ${sent.body.data.messageId}`;
+      const [r] =
+        await q`select status, remote_reply from message_recipient where message_id = ${sent.body.data.messageId}`;
       return r?.status === 'failed' ? r : undefined;
     });
     expect(failed.remote_reply).toMatch(/^550 5\.1\.1 /);

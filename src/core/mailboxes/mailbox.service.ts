@@ -42,8 +42,7 @@ export class MailboxService {
       throw new AppError('VALIDATION_FAILED', 'address and localPart disagree.');
     }
     const now = this.clock.now();
-    const mailboxExpiresAt =
-      input.ttlSeconds === undefined ? null : new Date(now.getTime() + input.ttlSeconds * 1000);
+    const mailboxExpiresAt = input.ttlSeconds === undefined ? null : new Date(now.getTime() + input.ttlSeconds * 1000);
     // The bootstrap token ends with its parent, and with an ephemeral mailbox.
     const expiresAt = new Date(
       Math.min(

@@ -82,9 +82,7 @@ export async function updateDeclaredMailbox(
     await sql<MailboxRow>`update mailbox set display_name = ${fields.displayName}, send_rate_limit_per_minute = ${fields.sendRateLimitPerMinute},
         resource_key = ${fields.resourceKey}, disabled_at = null where id = ${mailboxId}
         returning id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash, disabled_at,
-          created_at, expires_at`.execute(
-      trx,
-    )
+          created_at, expires_at`.execute(trx)
   ).rows[0]!;
 }
 
