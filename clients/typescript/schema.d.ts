@@ -837,10 +837,12 @@ export interface components {
                 mailboxId: string;
                 address: string;
                 displayName: string;
+                expiresAtTs: number | null;
             };
             initialAccessToken: string;
             initialAccessTokenId: string;
             initialAccessTokenExpiresAtTs: number | null;
+            expiresAtTs: number | null;
         };
         PostApiMailboxesBody: {
             address?: string;
@@ -848,6 +850,7 @@ export interface components {
             domainId?: string;
             displayName?: string;
             notes?: string;
+            ttlSeconds?: number;
         };
         GetApiMessagesWaitData: {
             message: {
@@ -1386,6 +1389,7 @@ export interface components {
                 mailboxId: string;
                 address: string;
                 displayName: string;
+                expiresAtTs: number | null;
             }[];
             nextCursor: string | null;
             totalCount: number;
@@ -1395,10 +1399,12 @@ export interface components {
                 mailboxId: string;
                 address: string;
                 displayName: string;
+                expiresAtTs: number | null;
             };
             initialAccessToken: string;
             initialAccessTokenId: string;
             initialAccessTokenExpiresAtTs: number | null;
+            expiresAtTs: number | null;
         };
         PostApiDomainMailboxesBody: {
             address?: string;
@@ -1406,6 +1412,7 @@ export interface components {
             domainId?: string;
             displayName?: string;
             notes?: string;
+            ttlSeconds?: number;
         };
         PostApiDomainMailboxesMailboxIdPasswordData: {
             mailboxId: string;

@@ -22,6 +22,7 @@ import { startFollowUps } from '../core/messages/follow-up.js';
 import { startSearchIndexer } from '../core/search/search-indexer.js';
 import { startReplyTextBackfill } from '../core/extraction/reply-text-backfill.js';
 import { StorageSweeper, startStorageSweeper } from '../core/housekeeping/storage-sweeper.js';
+import { MailboxExpirySweeper, startMailboxExpiry } from '../core/housekeeping/mailbox-expiry.js';
 import { openOrmWhenReachable, migrate, type Orm } from '../storage/orm.js';
 import { Database } from '../storage/database.js';
 import { FsBlobStore } from '../storage/blobs/fs-blob-store.js';
@@ -229,6 +230,8 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
       config.STORAGE_SWEEP_INTERVAL,
     );
     closers.push(() => storageSweeper.stop());
+    const mailboxExpiry = startMailboxExpiry(new MailboxExpirySweeper(db, blobs, clock), log);
+    closers.push(() => mailboxExpiry.stop());
   }
   if (config.MAILBOX_RESOURCES_DIR) {
     const watcher = await startResourceDirectory(services, path.resolve(config.MAILBOX_RESOURCES_DIR));

@@ -128,6 +128,7 @@ export interface Mailbox {
   display_name: Generated<string>;
   domain_id: string;
   event_seq: Generated<DbInt8>;
+  expires_at: DbTimestamp | null;
   id: string;
   inbound_count: Generated<DbInt8>;
   local_part: string;

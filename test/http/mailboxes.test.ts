@@ -22,7 +22,9 @@ describe('POST /api/mailboxes', () => {
       mailboxId: expect.stringMatching(/^mbx_/),
       address: `agent@${domain.name}`,
       displayName: 'Agent',
+      expiresAtTs: null,
     });
+    expect(d.expiresAtTs).toBeNull();
     expect(d.initialAccessToken).toMatch(/^mbxm_/);
     expect(d.initialAccessTokenId).toMatch(/^tok_/);
     expect(d.initialAccessTokenExpiresAtTs).toBeGreaterThan(Date.now());

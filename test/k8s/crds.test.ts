@@ -118,6 +118,27 @@ const cases: Array<{ name: string; kind: 'Domain' | 'Mailbox'; spec: unknown; se
     core: false,
   },
   {
+    name: 'an ephemeral mailbox (ttlSeconds)',
+    kind: 'Mailbox',
+    spec: { address: 'a@example.test', ttlSeconds: 3600 },
+    server: true,
+    core: true,
+  },
+  {
+    name: 'a ttlSeconds under a minute',
+    kind: 'Mailbox',
+    spec: { address: 'a@example.test', ttlSeconds: 59 },
+    server: false,
+    core: false,
+  },
+  {
+    name: 'a ttlSeconds over a year',
+    kind: 'Mailbox',
+    spec: { address: 'a@example.test', ttlSeconds: 31_536_001 },
+    server: false,
+    core: false,
+  },
+  {
     name: 'a fractional rate limit',
     kind: 'Mailbox',
     spec: { address: 'a@example.test', sendRateLimitPerMinute: 1.5 },

@@ -18,8 +18,8 @@ export type Route =
  * (docs/contract.md, SMTP Delivery); other addresses of a hosted domain would only bounce back from our
  * own MX, so they fail now; everything else needs the external transport.
  */
-export async function routeRecipient(db: Database, address: string): Promise<Route> {
-  const hit = await deliverableMailbox(db, address);
+export async function routeRecipient(db: Database, address: string, now: Date): Promise<Route> {
+  const hit = await deliverableMailbox(db, address, now);
   if (hit) return { kind: 'local', mailboxId: hit.id, full: hit.full, limited: hit.limited };
   const domain = await enabledDomain(db, splitAddress(address).domain);
   return domain ? { kind: 'unknown-local' } : { kind: 'external' };

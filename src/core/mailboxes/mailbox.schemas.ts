@@ -3,6 +3,13 @@ import { addressSchema } from '../address.js';
 import { limitSchema } from '../paging/cursor.js';
 import { PASSWORD_LENGTH } from '../auth/login.schemas.js';
 
+/**
+ * An ephemeral mailbox's lifetime, one rule for the API and the Mailbox resource: one minute (the
+ * sweeper's period, so the data is gone about when it ends) to one year.
+ */
+export const MAILBOX_TTL_SECONDS = { min: 60, max: 365 * 24 * 3600 } as const;
+export const mailboxTtlSecondsSchema = z.number().int().min(MAILBOX_TTL_SECONDS.min).max(MAILBOX_TTL_SECONDS.max);
+
 export const createMailboxInputSchema = z
   .object({
     address: addressSchema.optional(),
@@ -16,6 +23,8 @@ export const createMailboxInputSchema = z
     domainId: z.string().max(40).optional(),
     displayName: z.string().trim().max(200).optional(),
     notes: z.string().max(4000).optional(),
+    /** An ephemeral mailbox: it ends this many seconds after creation (docs/workflow.md). */
+    ttlSeconds: mailboxTtlSecondsSchema.optional(),
   })
   .strict()
   .refine((v) => v.address !== undefined || v.localPart !== undefined, {
@@ -24,7 +33,13 @@ export const createMailboxInputSchema = z
   });
 export type CreateMailboxInput = z.infer<typeof createMailboxInputSchema>;
 
-export const mailboxViewSchema = z.object({ mailboxId: z.string(), address: z.string(), displayName: z.string() });
+export const mailboxViewSchema = z.object({
+  mailboxId: z.string(),
+  address: z.string(),
+  displayName: z.string(),
+  /** null: the mailbox does not expire. */
+  expiresAtTs: z.number().int().nullable(),
+});
 export type MailboxView = z.infer<typeof mailboxViewSchema>;
 
 export const mailboxCreatedSchema = z.object({
@@ -32,6 +47,8 @@ export const mailboxCreatedSchema = z.object({
   initialAccessToken: z.string(),
   initialAccessTokenId: z.string(),
   initialAccessTokenExpiresAtTs: z.number().int().nullable(),
+  /** The mailbox's end (`ttlSeconds`), the same as `mailbox.expiresAtTs`; null: it does not expire. */
+  expiresAtTs: z.number().int().nullable(),
 });
 export type MailboxCreated = z.infer<typeof mailboxCreatedSchema>;
 

@@ -1,6 +1,6 @@
 import { AppError, notFound } from '../errors.js';
 import { splitAddress } from '../address.js';
-import type { Clock } from '../time.js';
+import { toTs, type Clock } from '../time.js';
 import type { Principal } from '../auth/principal.js';
 import { requireDomainToken, requireScope, resolveDomainMailboxById } from '../auth/access.js';
 import { hashPassword } from '../auth/password.js';
@@ -42,14 +42,20 @@ export class MailboxService {
       throw new AppError('VALIDATION_FAILED', 'address and localPart disagree.');
     }
     const now = this.clock.now();
+    const mailboxExpiresAt = input.ttlSeconds === undefined ? null : new Date(now.getTime() + input.ttlSeconds * 1000);
+    // The bootstrap token ends with its parent, and with an ephemeral mailbox.
     const expiresAt = new Date(
-      Math.min(now.getTime() + this.options.bootstrapTtlMs, principal.expiresAt?.getTime() ?? Infinity),
+      Math.min(
+        now.getTime() + this.options.bootstrapTtlMs,
+        principal.expiresAt?.getTime() ?? Infinity,
+        mailboxExpiresAt?.getTime() ?? Infinity,
+      ),
     );
     const displayName = input.displayName ?? '';
     return this.db.tx(async (trx) => {
       const mailboxId = await insertMailbox(
         trx,
-        { domainId: principal.domainId, address, displayName, notes: input.notes ?? null },
+        { domainId: principal.domainId, address, displayName, notes: input.notes ?? null, expiresAt: mailboxExpiresAt },
         now,
       );
       const token = await this.minter.mint(trx, {
@@ -62,11 +68,13 @@ export class MailboxService {
         createdSource: 'bootstrap',
         parentTokenId: principal.tokenId,
       });
+      const expiresAtTs = toTs(mailboxExpiresAt);
       return {
-        mailbox: { mailboxId, address, displayName },
+        mailbox: { mailboxId, address, displayName, expiresAtTs },
         initialAccessToken: token.accessToken,
         initialAccessTokenId: token.tokenId,
         initialAccessTokenExpiresAtTs: token.expiresAtTs,
+        expiresAtTs,
       };
     });
   }
@@ -81,7 +89,12 @@ export class MailboxService {
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return {
-      items: page.map((r) => ({ mailboxId: r.id, address: r.address, displayName: r.display_name })),
+      items: page.map((r) => ({
+        mailboxId: r.id,
+        address: r.address,
+        displayName: r.display_name,
+        expiresAtTs: toTs(r.expires_at),
+      })),
       nextCursor: rows.length > query.limit && last ? this.cursors.encode(scope, { a: last.address }) : null,
       totalCount: total,
     };

@@ -12,6 +12,8 @@ export interface NewMailbox {
   notes?: string | null;
   resourceKey?: string | null;
   sendRateLimitPerMinute?: number | null;
+  /** An ephemeral mailbox's end; null or absent: it does not expire. */
+  expiresAt?: Date | null;
 }
 
 /** True when the address is taken by a mailbox or by an alias (one namespace for both). */
@@ -28,9 +30,9 @@ export async function insertMailbox(trx: Sql, m: NewMailbox, now = new Date()): 
   if (await addressTaken(trx, m.address)) throw new AppError('MAILBOX_EXISTS');
   const id = newId(ID_PREFIX.mailbox);
   try {
-    await sql`insert into mailbox (id, domain_id, address, local_part, display_name, notes, resource_key, send_rate_limit_per_minute, created_at)
+    await sql`insert into mailbox (id, domain_id, address, local_part, display_name, notes, resource_key, send_rate_limit_per_minute, created_at, expires_at)
       values (${id}, ${m.domainId}, ${m.address}, ${splitAddress(m.address).localPart}, ${m.displayName}, ${m.notes ?? null},
-        ${m.resourceKey ?? null}, ${m.sendRateLimitPerMinute ?? null}, ${now})`.execute(trx);
+        ${m.resourceKey ?? null}, ${m.sendRateLimitPerMinute ?? null}, ${now}, ${m.expiresAt ?? null})`.execute(trx);
   } catch (err) {
     if (isUniqueViolation(err, 'mailbox_address_unique')) throw new AppError('MAILBOX_EXISTS');
     throw err;
@@ -46,8 +48,10 @@ export async function mailboxPage(
   domainId: string,
   after: string | null,
   limit: number,
-): Promise<Row<'mailbox', 'id' | 'address' | 'display_name'>[]> {
-  return db.rows(sql<Row<'mailbox', 'id' | 'address' | 'display_name'>>`select id, address, display_name
+): Promise<Row<'mailbox', 'id' | 'address' | 'display_name' | 'expires_at'>[]> {
+  return db.rows(sql<
+    Row<'mailbox', 'id' | 'address' | 'display_name' | 'expires_at'>
+  >`select id, address, display_name, expires_at
       from mailbox where domain_id = ${domainId} and disabled_at is null
       ${after === null ? sql`` : sql`and address > ${after}`} order by address limit ${limit}`);
 }

@@ -13,6 +13,7 @@ import {
   mailboxByResourceKey,
   primaryAddressesAmong,
   releaseMailboxResourceKey,
+  setMailboxExpiry,
   updateDeclaredMailbox,
   upsertActiveIdentity,
   type MailboxRow,
@@ -32,7 +33,7 @@ export async function convergeMailboxRows(
   trx: Sql,
   res: MailboxResource,
   now: Date,
-): Promise<{ mailbox: MailboxRow; outcome: RowOutcome; problems: Problem[] }> {
+): Promise<{ mailbox: MailboxRow; outcome: RowOutcome; problems: Problem[]; expired: boolean }> {
   const key = resourceKeyOf(refOf(res));
   const { address } = res.spec;
   const domainName = splitAddress(address).domain;
@@ -44,6 +45,11 @@ export async function convergeMailboxRows(
     );
 
   const owned = await mailboxByResourceKey(trx, key);
+  // An ephemeral mailbox past its end stays ended while its resource exists: never re-created.
+  if (owned?.expires_at && new Date(owned.expires_at).getTime() <= now.getTime()) {
+    const problem = { reason: 'Expired', message: `mailbox ${owned.address} expired (spec.ttlSeconds)` };
+    return { mailbox: owned, outcome: 'unchanged', problems: [problem], expired: true };
+  }
   if (owned && owned.address !== address) {
     if (!owned.disabled_at)
       throw new NotReadyError(
@@ -58,13 +64,21 @@ export async function convergeMailboxRows(
   }
   const displayName = res.spec.displayName ?? '';
   const limit = res.spec.sendRateLimitPerMinute ?? null;
+  const ttlMs = res.spec.ttlSeconds === undefined ? null : res.spec.ttlSeconds * 1000;
   let outcome: RowOutcome = 'unchanged';
   let mailbox: MailboxRow;
   if (!existing) {
     try {
       const id = await insertMailbox(
         trx,
-        { domainId: domain.id, address, displayName, resourceKey: key, sendRateLimitPerMinute: limit },
+        {
+          domainId: domain.id,
+          address,
+          displayName,
+          resourceKey: key,
+          sendRateLimitPerMinute: limit,
+          expiresAt: ttlMs === null ? null : new Date(now.getTime() + ttlMs),
+        },
         now,
       );
       mailbox = {
@@ -76,6 +90,8 @@ export async function convergeMailboxRows(
         resource_key: key,
         password_hash: null,
         disabled_at: null,
+        created_at: now.toISOString(),
+        expires_at: ttlMs === null ? null : new Date(now.getTime() + ttlMs).toISOString(),
       };
       outcome = 'created';
     } catch (err) {
@@ -101,6 +117,13 @@ export async function convergeMailboxRows(
       });
       outcome = 'updated';
     }
+    // The end counts from the mailbox's creation, so a changed ttlSeconds moves it and a resync does not.
+    const wanted = ttlMs === null ? null : new Date(new Date(mailbox.created_at).getTime() + ttlMs);
+    if ((wanted?.getTime() ?? null) !== (mailbox.expires_at === null ? null : new Date(mailbox.expires_at).getTime())) {
+      await setMailboxExpiry(trx, mailbox.id, wanted);
+      mailbox = { ...mailbox, expires_at: wanted?.toISOString() ?? null };
+      if (outcome === 'unchanged') outcome = 'updated';
+    }
   }
   // A declared policy is the manifest's to own; without one the API's PUT decides (docs/api.md).
   if (res.spec.policy !== undefined) {
@@ -115,7 +138,7 @@ export async function convergeMailboxRows(
   const identityChanged = await upsertActiveIdentity(trx, mailbox.id, address, displayName, now);
   const aliases = await convergeAliases(trx, mailbox.id, res.spec.aliases ?? [], displayName, now);
   if (outcome === 'unchanged' && (identityChanged || aliases.changed)) outcome = 'updated';
-  return { mailbox, outcome, problems: aliases.problems };
+  return { mailbox, outcome, problems: aliases.problems, expired: false };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { addressSchema, isDomainName, normalizeDomain, splitAddress } from '../address.js';
 import { mailboxPolicyInputSchema } from '../policy/policy.schemas.js';
+import { mailboxTtlSecondsSchema } from '../mailboxes/mailbox.schemas.js';
 
 /** docs/contract.md, Names: API group `mailbox-service.dev`, version `v1alpha1`, kinds Domain and Mailbox. */
 export const API_VERSION = 'mailbox-service.dev/v1alpha1';
@@ -66,6 +67,8 @@ const mailboxSpecSchema = z
     policy: mailboxPolicyInputSchema.optional(),
     /** Storage quota of this mailbox (overrides the Domain's default). */
     storageQuotaBytes: storageBytes.optional(),
+    /** An ephemeral mailbox: it ends this many seconds after the mailbox was created (docs/workflow.md). */
+    ttlSeconds: mailboxTtlSecondsSchema.optional(),
   })
   .strict()
   .superRefine((spec, ctx) => {

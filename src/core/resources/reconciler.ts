@@ -24,6 +24,7 @@ import { convergeMailboxRows } from './mailbox-converge.js';
 import {
   deactivateAddresses,
   disableDomainByResourceKey,
+  deleteExpiredMailboxByResourceKey,
   disableMailboxByResourceKey,
   lockResourceName,
   setMailboxPasswordHash,
@@ -80,6 +81,11 @@ export class ResourceReconciler {
     return this.run(res, async (trx) => {
       const rows = await convergeMailboxRows(trx, res, this.deps.clock.now());
       const { mailbox } = rows;
+      if (rows.expired) {
+        // Its tokens are refused already; the Secret that holds one goes too.
+        await this.deps.secrets.delete?.(res.metadata.namespace, tokenSecretNameOf(res));
+        return { outcome: rows.outcome, problems: rows.problems, domainId: mailbox.domain_id, message: '' };
+      }
       const password = await this.convergePassword(trx, res, mailbox);
       const token = await this.ensureTokenSecret(trx, res, {
         kind: 'mailbox',
@@ -111,6 +117,7 @@ export class ResourceReconciler {
   /** The Mailbox resource is gone: disable the mailbox, its tokens, aliases and identities. */
   async deleteMailbox(ref: ResourceRef, opts: { tokenSecretName?: string | undefined } = {}): Promise<ReconcileResult> {
     return this.runDelete(ref, opts, async (trx, now) => {
+      if (await deleteExpiredMailboxByResourceKey(trx, resourceKeyOf(ref), now)) return true;
       const mailboxId = await disableMailboxByResourceKey(trx, resourceKeyOf(ref), now);
       if (mailboxId === undefined) return false;
       await this.deps.tokens.disableAll(trx, { mailboxId });

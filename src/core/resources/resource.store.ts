@@ -38,9 +38,26 @@ export type MailboxRow = Row<
   | 'resource_key'
   | 'password_hash'
   | 'disabled_at'
+  | 'created_at'
+  | 'expires_at'
 >;
 
-const selectMailbox = sql`select id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash, disabled_at from mailbox`;
+const selectMailbox = sql`select id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash,
+    disabled_at, created_at, expires_at from mailbox`;
+
+/** Sets a declared mailbox's end (`spec.ttlSeconds` from its creation; null: it does not expire). */
+export async function setMailboxExpiry(trx: Sql, mailboxId: string, expiresAt: Date | null): Promise<void> {
+  await sql`update mailbox set expires_at = ${expiresAt} where id = ${mailboxId}`.execute(trx);
+}
+
+/**
+ * Deletes the mailbox a resource key owns if it is past its end (the resource is gone, so its
+ * tombstone goes too and the same name declared again starts afresh); its rows cascade.
+ */
+export async function deleteExpiredMailboxByResourceKey(trx: Sql, key: string, now: Date): Promise<boolean> {
+  const r = await sql`delete from mailbox where resource_key = ${key} and expires_at <= ${now}`.execute(trx);
+  return Number(r.numAffectedRows ?? 0) > 0;
+}
 
 export async function mailboxByResourceKey(trx: Sql, key: string): Promise<MailboxRow | undefined> {
   return (await sql<MailboxRow>`${selectMailbox} where resource_key = ${key}`.execute(trx)).rows[0];
@@ -64,9 +81,8 @@ export async function updateDeclaredMailbox(
   return (
     await sql<MailboxRow>`update mailbox set display_name = ${fields.displayName}, send_rate_limit_per_minute = ${fields.sendRateLimitPerMinute},
         resource_key = ${fields.resourceKey}, disabled_at = null where id = ${mailboxId}
-        returning id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash, disabled_at`.execute(
-      trx,
-    )
+        returning id, domain_id, address, display_name, send_rate_limit_per_minute, resource_key, password_hash, disabled_at,
+          created_at, expires_at`.execute(trx)
   ).rows[0]!;
 }
 

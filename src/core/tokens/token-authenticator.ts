@@ -120,10 +120,13 @@ export class TokenAuthenticator {
 /** The principal of a looked-up row, under the one token validity rule (token.store.ts). */
 function toPrincipal(row: PrincipalRow | undefined, kind: TokenKind, now: Date): Principal {
   if (!row || row.kind !== kind) throw new AppError('UNAUTHENTICATED', 'Unknown access token.');
+  // A token ends with its ephemeral mailbox: the principal carries the earlier end, so a cached
+  // principal is refused at the mailbox's expiry as at its own (cachedRefusal on every hit).
+  const expiresAt = earliest(row.expires_at, row.mailbox_expires_at);
   const refusal = tokenRefusal(
     {
       disabledAt: row.disabled_at,
-      expiresAt: row.expires_at,
+      expiresAt,
       domainDisabled: row.domain_disabled,
       mailboxDisabled: row.mailbox_disabled,
     },
@@ -148,6 +151,12 @@ function toPrincipal(row: PrincipalRow | undefined, kind: TokenKind, now: Date):
           }
         : null,
     scopes: new Set(row.scopes),
-    expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    expiresAt: expiresAt === null ? null : new Date(expiresAt),
   };
+}
+
+function earliest(a: Date | string | null, b: Date | string | null): Date | string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return new Date(a).getTime() <= new Date(b).getTime() ? a : b;
 }

@@ -29,6 +29,8 @@ export type PrincipalRow = Narrow<
   mailbox_rate: Col<'mailbox', 'send_rate_limit_per_minute'>;
   domain_disabled: boolean;
   mailbox_disabled: boolean;
+  /** An ephemeral mailbox's end: its tokens end with it. */
+  mailbox_expires_at: Col<'mailbox', 'expires_at'> | null;
 };
 
 export interface NewTokenRow {
@@ -94,7 +96,7 @@ export const cachedRefusal = (expiresAt: Instant, now: Date): string | null =>
  */
 export const validTokenSql = (now: Date) =>
   sql`(t.disabled_at is null and d.disabled_at is null and tm.disabled_at is null
-    and (t.expires_at is null or t.expires_at > ${now}))`;
+    and (t.expires_at is null or t.expires_at > ${now}) and (tm.expires_at is null or tm.expires_at > ${now}))`;
 
 /**
  * Whether a stored plaintext may still be revealed (docs/api.md, Tokens: `canRevealPlaintext`):
@@ -125,7 +127,8 @@ export class TokenStore {
     return this.db.one(sql<PrincipalRow>`select t.id, t.kind, t.domain_id, d.name as domain_name, t.mailbox_id,
         m.address as mailbox_address, m.display_name as mailbox_display_name,
         ${sendRateLimitSql} as mailbox_rate, t.scopes, t.expires_at, t.disabled_at,
-        d.disabled_at is not null as domain_disabled, coalesce(m.disabled_at is not null, false) as mailbox_disabled
+        d.disabled_at is not null as domain_disabled, coalesce(m.disabled_at is not null, false) as mailbox_disabled,
+        m.expires_at as mailbox_expires_at
       from access_token t join domain d on d.id = t.domain_id left join mailbox m on m.id = t.mailbox_id
       where t.token_hash = ${hash}`);
   }
@@ -135,7 +138,8 @@ export class TokenStore {
     const rows = await this.db.rows(sql<PrincipalRow & { token_hash: string }>`select t.id, t.kind, t.domain_id,
         d.name as domain_name, t.mailbox_id, m.address as mailbox_address, m.display_name as mailbox_display_name,
         ${sendRateLimitSql} as mailbox_rate, t.scopes, t.expires_at, t.disabled_at, t.token_hash,
-        d.disabled_at is not null as domain_disabled, coalesce(m.disabled_at is not null, false) as mailbox_disabled
+        d.disabled_at is not null as domain_disabled, coalesce(m.disabled_at is not null, false) as mailbox_disabled,
+        m.expires_at as mailbox_expires_at
       from access_token t join domain d on d.id = t.domain_id left join mailbox m on m.id = t.mailbox_id
       where t.token_hash = any(${[...hashes]}::text[])`);
     return new Map(rows.map((r) => [r.token_hash, r]));

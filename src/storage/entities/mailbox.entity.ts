@@ -9,6 +9,13 @@ import { DomainEntity } from './domain.entity.js';
 export const MailboxEntity = defineEntity({
   name: 'Mailbox',
   tableName: 'mailbox',
+  indexes: [
+    {
+      // The expiry sweeper's scan: only the few mailboxes that have an end.
+      name: 'mailbox_expires_at_index',
+      expression: 'create index "mailbox_expires_at_index" on "mailbox" ("expires_at") where "expires_at" is not null',
+    },
+  ],
   properties: {
     id: p.string().primary().length(40),
     domain: () => p.manyToOne(DomainEntity).mapToPk().index(),
@@ -30,6 +37,8 @@ export const MailboxEntity = defineEntity({
     storageQuotaBytes: p.bigint('number').nullable(),
     createdAt: p.datetime(3),
     disabledAt: p.datetime(3).nullable(),
+    /** An ephemeral mailbox's end: refused at once after it, swept within a minute. */
+    expiresAt: p.datetime(3).nullable(),
   },
 });
 

@@ -16,6 +16,7 @@ import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-comp
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 import { Migration20270410000000AttachmentContentId } from './20270410000000-attachment-content-id.js';
 import { Migration20270412000000SentRaw } from './20270412000000-sent-raw.js';
+import { Migration20270414000000MailboxExpiry } from './20270414000000-mailbox-expiry.js';
 import { Migration20270310000000SubmissionQueue } from './20270310000000-submission-queue.js';
 import { Migration20270401000000AttachmentTextClaims } from './20270401000000-attachment-text-claims.js';
 import { Migration20270403000000MessageScreening } from './20270403000000-message-screening.js';
@@ -55,4 +56,5 @@ export const migrations = [
   { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
   { name: 'Migration20270412000000SentRaw', class: Migration20270412000000SentRaw },
+  { name: 'Migration20270414000000MailboxExpiry', class: Migration20270414000000MailboxExpiry },
 ];

@@ -58,7 +58,7 @@ export async function deliverMessage(
   const full: PendingRecipient[] = [];
   const simulated: PendingRecipient[] = [];
   for (const recipient of recipients) {
-    const route = await routeRecipient(db, recipient.address);
+    const route = await routeRecipient(db, recipient.address, at);
     if (route.kind === 'local') {
       const delivered = await deliverLocally(db, inbound, message, recipient, route.mailboxId, at);
       if (delivered === 'full') {

@@ -68,7 +68,7 @@ export class InboundService {
     const normalized = normalizeAddress(address);
     if (/@\[.*\]$/.test(normalized)) throw new AppError('RELAY_DENIED');
     if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
-    const route = await routeRecipient(this.db, normalized);
+    const route = await routeRecipient(this.db, normalized, this.clock.now());
     if (route.kind === 'local') {
       // A mailbox already at its storage quota is refused here (552 5.2.2, for this recipient
       // only); the commit charges the message and refuses it if the last bytes went meanwhile.
