@@ -170,6 +170,7 @@ export interface Message {
   attachment_count: Generated<number>;
   auth_results: DbJson | null;
   auto_submitted: string | null;
+  cancel_on_reply: Generated<boolean>;
   bcc_addresses: string[];
   body_format: string;
   body_html: string | null;
@@ -198,6 +199,7 @@ export interface Message {
   screening: DbJson | null;
   screening_held: Generated<boolean>;
   search_vector: string | null;
+  send_at: DbTimestamp | null;
   sent_at: DbTimestamp | null;
   stored_bytes: Generated<DbInt8>;
   subject: Generated<string>;
@@ -218,6 +220,8 @@ export interface MessageRecipient {
 }
 
 export interface OutboxJob {
+  admit_channel: string | null;
+  admit_token_id: string | null;
   attempts: Generated<number>;
   created_at: DbTimestamp;
   id: string;

@@ -52,6 +52,7 @@ export type DetailRow = SummaryRow &
     | 'raw_blob_key'
     | 'in_reply_to_message_id'
     | 'delivery_status'
+    | 'send_at'
     | 'deleted_at'
     /** jsonb: an object on pg, text-parsed by the view where a driver returns a string. */
     | 'extracted'
@@ -88,7 +89,7 @@ export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction,
 export type HeldFilter = 'hide' | 'only';
 export const heldPredicate = (f: HeldFilter) => (f === 'only' ? sql`m.screening_held` : sql`not m.screening_held`);
 const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
-  m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at, m.extracted,
+  m.body_html, m.body_format, m.raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.send_at, m.deleted_at, m.extracted,
   m.auth_results #>> '{spf,result}' as auth_spf,
   (select array_agg(d ->> 'result') from jsonb_array_elements(m.auth_results -> 'dkim') d) as auth_dkim`;
 

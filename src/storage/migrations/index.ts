@@ -20,6 +20,7 @@ import { Migration20270401000000AttachmentTextClaims } from './20270401000000-at
 import { Migration20270403000000MessageScreening } from './20270403000000-message-screening.js';
 import { Migration20270406000000ReplyTo } from './20270406000000-reply-to.js';
 import { Migration20270407000000ThreadState } from './20270407000000-thread-state.js';
+import { Migration20270413000000ScheduledSends } from './20270413000000-scheduled-sends.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   { name: 'Migration20270406000000ReplyTo', class: Migration20270406000000ReplyTo },
   { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
+  { name: 'Migration20270413000000ScheduledSends', class: Migration20270413000000ScheduledSends },
 ];
