@@ -100,7 +100,7 @@ describe('scheduled sends', () => {
     // A domain token names the mailbox (query or body); it must be the message's mailbox.
     expect(
       (await server.api(domain.token).delete(`/api/messages/${id}/schedule?mailboxAddress=${b.address}`)).status,
-    ).toBe(404);
+    ).toBe(400);
     const first = await server.api(domain.token).delete(`/api/messages/${id}/schedule?mailboxAddress=${a.address}`);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.data).toEqual({ messageId: id, status: 'cancelled', cancelled: true });

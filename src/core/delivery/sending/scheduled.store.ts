@@ -105,8 +105,11 @@ export async function visibleOutboundStatus(
   db: Database,
   v: Visibility,
   messageId: string,
-): Promise<{ delivery_status: string | null } | undefined> {
-  return db.one(sql<{ delivery_status: string | null }>`select m.delivery_status from message m
+): Promise<{ delivery_status: string | null; mailbox_id: string } | undefined> {
+  return db.one(sql<{
+    delivery_status: string | null;
+    mailbox_id: string;
+  }>`select m.delivery_status, m.mailbox_id from message m
     join mailbox mb on mb.id = m.mailbox_id
     where m.id = ${messageId} and m.direction = 'outbound' and m.deleted_at is null and ${visible(v)}`);
 }

@@ -2,7 +2,6 @@ import { settleAll, type Database, type Sql } from '../../../storage/database.js
 import type { CommitGroup } from '../../../storage/commit-group.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
 import { AppError, isAppError, notFound } from '../../errors.js';
-import { targetVisibility } from '../../messages/message.access.js';
 import { observability } from '../../observability.js';
 import { assertRecipientCap } from '../recipient-cap.js';
 import { validationError } from '../../validation.js';
@@ -338,9 +337,15 @@ export class SendService {
     input: { messageId: string; mailboxAddress?: string | undefined },
   ): Promise<CancelScheduleResult> {
     requireScope(principal, 'MailboxSend');
-    const visibility = await targetVisibility(this.db, principal, input.mailboxAddress);
+    const visibility = visibilityOf(principal);
     const current = await visibleOutboundStatus(this.db, visibility, input.messageId);
     if (!current) throw notFound('Message');
+    // A named mailbox must be the message's (docs/contract.md, "Domain tokens on a mailbox's objects").
+    if (input.mailboxAddress) {
+      const named = await resolveMailbox(this.db, principal, input.mailboxAddress);
+      if (named.id !== current.mailbox_id)
+        throw new AppError('VALIDATION_FAILED', 'mailboxAddress: differs from the mailbox of the message.');
+    }
     const at = this.clock.now();
     const cancelled =
       current.delivery_status === 'scheduled'
