@@ -170,11 +170,11 @@ export interface Message {
   attachment_count: Generated<number>;
   auth_results: DbJson | null;
   auto_submitted: string | null;
-  cancel_on_reply: Generated<boolean>;
   bcc_addresses: string[];
   body_format: string;
   body_html: string | null;
   body_text: string | null;
+  cancel_on_reply: Generated<boolean>;
   cc_addresses: string[];
   created_at: DbTimestamp;
   deleted_at: DbTimestamp | null;
