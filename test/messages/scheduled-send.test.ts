@@ -49,10 +49,18 @@ describe('scheduled sends', () => {
   it('202 scheduled with sendAtTs; nothing leaves before sendAt, it leaves after; the detail follows', async () => {
     const { a, b } = await twoMailboxes(server);
     const sendAt = clock.now().getTime() + 10 * MINUTE;
-    const res = await server.api(a.token).post('/api/messages/send', sendBody(b.address, { subject: 'later', sendAt }));
+    const request = () =>
+      server
+        .api(a.token)
+        .post('/api/messages/send', sendBody(b.address, { subject: 'later', sendAt }), {
+          'Idempotency-Key': 'later-1',
+        });
+    const res = await request();
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body.data).toMatchObject({ status: 'scheduled', sendAtTs: sendAt });
     const id = res.body.data.messageId;
+    // A retry under the same Idempotency-Key gets the first answer, scheduled, and schedules nothing more.
+    expect((await request()).body.data).toEqual(res.body.data);
     expect(await detail(a.token, id)).toMatchObject({
       status: 'scheduled',
       sendAtTs: sendAt,

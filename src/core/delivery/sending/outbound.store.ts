@@ -254,7 +254,10 @@ export async function ownAddresses(db: Database, mailboxId: string): Promise<Set
   return new Set(rows.map((r) => r.address.trim().toLowerCase()));
 }
 
-export type IdempotentRow = Row<'message', 'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status'>;
+export type IdempotentRow = Row<
+  'message',
+  'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status' | 'send_at'
+>;
 
 /** The message a mailbox sent under an Idempotency-Key, if any. */
 export async function messageByIdempotencyKey(
@@ -263,7 +266,7 @@ export async function messageByIdempotencyKey(
   key: string,
 ): Promise<IdempotentRow | undefined> {
   return db.one(sql<IdempotentRow>`
-    select id, thread_id, request_hash, created_at, approval_status from message
+    select id, thread_id, request_hash, created_at, approval_status, send_at from message
     where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
 }
 
