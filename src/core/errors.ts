@@ -326,6 +326,11 @@ export const ERRORS = {
     smtp: '550 5.7.1 Message is not awaiting approval',
     message: 'This message was never held for approval.',
   },
+  SCHEDULE_NOT_CANCELLABLE: {
+    status: 409,
+    smtp: '550 5.7.1 Message is not scheduled',
+    message: 'This message was not scheduled, or it has already left.',
+  },
   APPROVAL_CONFLICT: {
     status: 409,
     smtp: '550 5.7.1 Approval already decided',

@@ -187,6 +187,7 @@ export interface Message {
   body_format: string;
   body_html: string | null;
   body_text: string | null;
+  cancel_on_reply: Generated<boolean>;
   cc_addresses: string[];
   created_at: DbTimestamp;
   deleted_at: DbTimestamp | null;
@@ -211,6 +212,7 @@ export interface Message {
   screening: DbJson | null;
   screening_held: Generated<boolean>;
   search_vector: string | null;
+  send_at: DbTimestamp | null;
   sent_at: DbTimestamp | null;
   sent_by_token_id: string | null;
   sent_raw_blob_key: string | null;
@@ -233,6 +235,8 @@ export interface MessageRecipient {
 }
 
 export interface OutboxJob {
+  admit_channel: string | null;
+  admit_token_id: string | null;
   attempts: Generated<number>;
   created_at: DbTimestamp;
   id: string;

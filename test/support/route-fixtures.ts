@@ -368,6 +368,22 @@ export const routeFixtures: Record<string, RouteFixture> = {
     foreignDomain: 404,
     otherMailbox: 404,
   },
+  'DELETE /api/messages/:messageId/schedule': {
+    // A fresh scheduled send of A1 each time: cancelling it (or again) answers 200 to whoever may.
+    build: async (w) => {
+      const res = await w.server.api(w.t.A1.token).post('/api/messages/send', {
+        toAddress: w.t.A2.address,
+        bodyText: 'later',
+        sendAt: Date.now() + 3_600_000,
+      });
+      return {
+        path: `/api/messages/${res.body.data.messageId}/schedule`,
+        query: { mailboxAddress: w.t.A1.address },
+      };
+    },
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
   'POST /api/messages/:messageId/reject': {
     build: async (w) => ({ path: `/api/messages/${(await seedHeldMessage(w.server, w.t.A1)).messageId}/reject` }),
     foreignDomain: 404,

@@ -65,6 +65,12 @@ export async function resolveMailbox(
   return toRef(row);
 }
 
+/** An enabled mailbox by id inside its domain, for work done later in its name (a scheduled send). */
+export async function enabledMailboxRef(db: Database, domainId: string, mailboxId: string): Promise<MailboxRef | null> {
+  const row = await enabledMailboxById(db, domainId, mailboxId);
+  return row ? toRef(row) : null;
+}
+
 /** A mailbox by id, visible only inside the domain token's own domain. */
 export async function resolveDomainMailboxById(
   db: Database,

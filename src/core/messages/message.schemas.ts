@@ -93,8 +93,22 @@ export const attachmentViewSchema = z.object({
 });
 export type AttachmentView = z.infer<typeof attachmentViewSchema>;
 
-/** `held`: awaiting approval, not queued for the worker (docs/api.md, "Approval gate"). */
-export const DELIVERY_STATUSES = ['held', 'queued', 'delivered', 'deferred', 'failed'] as const;
+/**
+ * `held`: awaiting approval, not queued for the worker (docs/api.md, "Approval gate");
+ * `scheduled`: waiting for its sendAt; `cancelled`: a scheduled send that never left (docs/workflow.md).
+ */
+export const DELIVERY_STATUSES = [
+  'held',
+  'queued',
+  'delivered',
+  'deferred',
+  'failed',
+  'scheduled',
+  'cancelled',
+] as const;
+
+/** Where an outbound message stands before delivery (docs/workflow.md, "Scheduled sends"). */
+export const SEND_STATUSES = ['scheduled', 'queued', 'cancelled', 'pending_approval'] as const;
 
 export const deliveryViewSchema = z.object({
   address: z.string(),
@@ -129,6 +143,13 @@ export const messageDetailSchema = messageSummarySchema.extend({
   attachments: z.array(attachmentViewSchema),
   /** Outbound only; null for inbound. */
   deliveryStatus: z.enum(DELIVERY_STATUSES).nullable(),
+  /**
+   * Outbound only (null for inbound): `scheduled` until it leaves, then `queued` (deliveryStatus
+   * tells the rest); `cancelled` never leaves; `pending_approval` while held for approval.
+   */
+  status: z.enum(SEND_STATUSES).nullable(),
+  /** A scheduled send's due time; null when it was sent at once (and for inbound). */
+  sendAtTs: ts.nullable(),
   /** Outbound only, one per recipient (To, Cc, Bcc); empty for inbound. */
   deliveries: z.array(deliveryViewSchema),
   /** RFC 8601 result words of the checks made on arrival (port 25); null for internal mail. */

@@ -57,6 +57,7 @@ export type DetailRow = SummaryRow &
     | 'raw_blob_key'
     | 'in_reply_to_message_id'
     | 'delivery_status'
+    | 'send_at'
     | 'deleted_at'
     /** jsonb: an object on pg, text-parsed by the view where a driver returns a string. */
     | 'extracted'
@@ -112,7 +113,7 @@ export const heldPredicate = (f: HeldFilter) => (f === 'only' ? sql`m.screening_
 // raw_blob_key here is the source the raw route serves: an outbound message's as it left when the
 // delivery worker stored one, else what was received or submitted over 587.
 const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
-  m.body_html, m.body_format, coalesce(m.sent_raw_blob_key, m.raw_blob_key) as raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at, m.extracted,
+  m.body_html, m.body_format, coalesce(m.sent_raw_blob_key, m.raw_blob_key) as raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.send_at, m.deleted_at, m.extracted,
   m.auth_results #>> '{spf,result}' as auth_spf,
   (select array_agg(d ->> 'result') from jsonb_array_elements(m.auth_results -> 'dkim') d) as auth_dkim`;
 

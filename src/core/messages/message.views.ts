@@ -81,6 +81,10 @@ const toAttachment = (r: AttachmentRow): AttachmentView => ({
   disposition: r.disposition === 'inline' ? 'inline' : 'attachment',
 });
 
+/** An outbound message's send status from its delivery status: past the schedule, it is queued. */
+const sendStatusOf = (delivery: string | null): MessageDetail['status'] =>
+  delivery === 'scheduled' || delivery === 'cancelled' ? delivery : delivery === 'held' ? 'pending_approval' : 'queued';
+
 /**
  * The detail of one message, given that message's own recipient and attachment rows. Bcc of inbound mail is never shown (a Bcc'd copy must not reveal
  * the other hidden recipients); outbound Bcc and deliveries are shown because the reader is
@@ -104,6 +108,8 @@ export function toDetail(
     inReplyToMessageId: r.in_reply_to_message_id,
     attachments: attachments.map(toAttachment),
     deliveryStatus: outbound ? ((r.delivery_status ?? 'queued') as MessageDetail['deliveryStatus']) : null,
+    status: outbound ? sendStatusOf(r.delivery_status) : null,
+    sendAtTs: outbound && r.send_at ? ms(r.send_at) : null,
     deliveries: outbound ? recipients.map(toDelivery) : [],
     authentication: r.is_external
       ? {

@@ -56,6 +56,12 @@ export const MessageEntity = defineEntity({
         'create index "message_list_dir_idx" on "message" ("mailbox_id", "direction", "created_at" desc, "id" desc) where "deleted_at" is null and not "screening_held"',
     },
     { name: 'message_thread_idx', properties: ['thread', 'createdAt'] },
+    // cancelOnReply: a thread's scheduled sends, looked up at each inbound arrival (migration 20270413000000).
+    {
+      name: 'message_scheduled_thread_idx',
+      expression:
+        'create index "message_scheduled_thread_idx" on "message" ("thread_id") where "delivery_status" = \'scheduled\'',
+    },
     { name: 'message_internet_id_idx', properties: ['mailbox', 'internetMessageId'] },
     // The storage sweeper asks whether any row names a blob (migration 20261220000000).
     {
@@ -164,6 +170,10 @@ export const MessageEntity = defineEntity({
     createdAt: p.datetime(3),
     receivedAt: p.datetime(3).nullable(),
     sentAt: p.datetime(3).nullable(),
+    /** A scheduled send's due time; nothing leaves before it (docs/workflow.md, "Scheduled sends"). */
+    sendAt: p.datetime(3).nullable(),
+    /** Cancelled when an inbound message arrives in its thread before it leaves. */
+    cancelOnReply: p.boolean().default(false),
   },
 });
 

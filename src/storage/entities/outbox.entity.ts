@@ -23,6 +23,9 @@ export const OutboxJobEntity = defineEntity({
     mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
     ...leasedWorkColumns(),
     traceContext: p.string().length(200).nullable(),
+    /** A scheduled send: who scheduled it, admitted by the worker when due (null: admitted at send). */
+    admitTokenId: p.string().length(40).nullable(),
+    admitChannel: p.string().length(10).nullable(),
     createdAt: p.datetime(3),
     updatedAt: p.datetime(3),
   },

@@ -26,6 +26,7 @@ import { Migration20270402000000MessageSenderToken } from './20270402000000-mess
 import { Migration20270402000100ContactsAuthenticated } from './20270402000100-contacts-authenticated.js';
 import { Migration20270404000000WebhookCircuit } from './20270404000000-webhook-circuit.js';
 import { Migration20270405000000McpEventSubscriptions } from './20270405000000-mcp-event-subscriptions.js';
+import { Migration20270413000000ScheduledSends } from './20270413000000-scheduled-sends.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -56,5 +57,6 @@ export const migrations = [
   { name: 'Migration20270407000000ThreadState', class: Migration20270407000000ThreadState },
   { name: 'Migration20270410000000AttachmentContentId', class: Migration20270410000000AttachmentContentId },
   { name: 'Migration20270412000000SentRaw', class: Migration20270412000000SentRaw },
+  { name: 'Migration20270413000000ScheduledSends', class: Migration20270413000000ScheduledSends },
   { name: 'Migration20270414000000MailboxExpiry', class: Migration20270414000000MailboxExpiry },
 ];

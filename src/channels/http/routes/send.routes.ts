@@ -6,12 +6,15 @@ import {
   replyParamsSchema,
   sendAcceptedSchema,
   sendInputSchema,
+  cancelScheduleBodySchema,
+  cancelScheduleResultSchema,
 } from '../../../core/delivery/sending/send.schemas.js';
+import { mailboxAddressQuerySchema } from '../../../core/messages/message.schemas.js';
 import { attachmentUploadedSchema } from '../../../core/attachments/attachment.schemas.js';
 
 const idempotencyKeyOf = (header: string): string | undefined => header || undefined;
 
-/** Send, reply (202, queued) and attachment upload (201) (spec, Messages). */
+/** Send, reply (202, queued or scheduled), cancelling a scheduled send, and attachment upload (201) (spec, Messages). */
 export const sendRoutes = [
   route({
     method: 'POST',
@@ -65,6 +68,24 @@ export const sendRoutes = [
       services.sending.forward(principal, params.messageId, body, {
         channel: 'http',
         idempotencyKey: idempotencyKeyOf(ctx.get('idempotency-key')),
+      }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/messages/:messageId/schedule',
+    summary: 'Cancel a scheduled send that has not left (idempotent; 409 once it left).',
+    auth: 'bearer',
+    scope: 'MailboxSend',
+    tokenKinds: ['mailbox', 'domain'],
+    params: replyParamsSchema,
+    query: mailboxAddressQuerySchema,
+    body: cancelScheduleBodySchema.optional(),
+    response: cancelScheduleResultSchema,
+    status: 200,
+    handler: ({ principal, params, query, body, services }) =>
+      services.sending.cancelSchedule(principal, {
+        messageId: params.messageId,
+        mailboxAddress: body?.mailboxAddress ?? query.mailboxAddress,
       }),
   }),
   route({

@@ -5,7 +5,13 @@ import {
 } from '../../../core/delivery/sending/send.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { MESSAGE_ID } from './fields.js';
-import { idempotencyKeyArgument, OUTGOING_FIELDS, SEND_LIMITS_NOTE } from './send-mail.js';
+import {
+  idempotencyKeyArgument,
+  OUTGOING_FIELDS,
+  SCHEDULE_FIELDS,
+  SCHEDULE_NOTE,
+  SEND_LIMITS_NOTE,
+} from './send-mail.js';
 
 /** POST /api/messages/{messageId}/reply. */
 export const replyMessageTool = defineTool({
@@ -18,8 +24,10 @@ export const replyMessageTool = defineTool({
     'replyAll: true also copies (Cc) everyone else the original was addressed to (its To and Cc), never your own addresses ' +
     'or aliases, plus any ccAddresses. ' +
     'With a domain token mailboxAddress is required and must be the mailbox that holds the original (else error 400). ' +
+    SCHEDULE_NOTE +
     SEND_LIMITS_NOTE,
   input: describeFields(replyInputSchema, {
+    ...SCHEDULE_FIELDS,
     ...OUTGOING_FIELDS,
     toAddress: 'Optional: one address or a list; replaces the default recipients.',
     subject: 'Optional: replaces the original subject; it still gets exactly one "Re: " prefix.',

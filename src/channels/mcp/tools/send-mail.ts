@@ -18,6 +18,20 @@ export const OUTGOING_FIELDS = {
   bodyHtml: 'HTML body (up to 1,048,576 characters). With bodyText too, the mail carries both (text+html).',
 } as const;
 
+/** Scheduled sends (send_mail and reply_message). */
+export const SCHEDULE_FIELDS = {
+  sendAt:
+    'Optional: send later, at this time (milliseconds since the epoch). The result is status "scheduled" with sendAtTs; ' +
+    'nothing leaves before it, and the policy, rate limit and approval decide it when it leaves. At or before now it is sent at once.',
+  cancelOnReply:
+    'With sendAt: cancel it if a message arrives in its thread before then (a follow-up that is no longer needed). Default false.',
+} as const;
+
+/** What a scheduled send means for the agent, in both tools' descriptions. */
+export const SCHEDULE_NOTE =
+  'With sendAt it is scheduled (get_message shows status "scheduled" until it leaves, then "queued"; "cancelled" if ' +
+  'cancelOnReply cancelled it). ';
+
 /** HTTP's Idempotency-Key header, as an argument (MCP has no per-call headers). */
 export const idempotencyKeyArgument = idempotencyKeySchema
   .optional()
@@ -49,9 +63,11 @@ export const sendMailTool = defineTool({
     'To test without real delivery, send to the simulator: delivered@simulator.invalid (delivered), ' +
     'bounce@simulator.invalid (fails, with a bounce in your mailbox), defer@simulator.invalid (deferred once, then ' +
     'delivered), suppressed@simulator.invalid (refused as suppressed); nothing leaves the service. ' +
+    SCHEDULE_NOTE +
     SEND_LIMITS_NOTE,
   input: describeFields(sendInputSchema, {
     ...OUTGOING_FIELDS,
+    ...SCHEDULE_FIELDS,
     toAddress: 'One address, or a list of addresses.',
     subject: 'Subject line (at most 998 characters; line breaks become spaces). Default empty.',
   }).safeExtend({ idempotencyKey: idempotencyKeyArgument }),

@@ -8,6 +8,8 @@ export interface ClaimedJob {
   attempts: number;
   traceContext: string | null;
   leaseUntil: Date;
+  /** A scheduled send not yet admitted: who scheduled it (the worker admits it first). */
+  admit: { tokenId: string; channel: 'http' | 'mcp' | 'smtp' } | null;
 }
 
 /**
@@ -25,11 +27,16 @@ export async function claimDueJob(
   now: Date,
 ): Promise<ClaimedJob | undefined> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
-  const row = await db.one(sql<Row<'outbox_job', 'id' | 'message_id' | 'mailbox_id' | 'attempts' | 'trace_context'>>`
+  const row = await db.one(sql<
+    Row<
+      'outbox_job',
+      'id' | 'message_id' | 'mailbox_id' | 'attempts' | 'trace_context' | 'admit_token_id' | 'admit_channel'
+    >
+  >`
     update outbox_job set lease_until = ${leaseUntil}, locked_by = ${workerId}, attempts = attempts + 1, updated_at = ${now}
     where id = (select id from outbox_job where status = 'pending' and run_after <= ${now} and (lease_until is null or lease_until <= ${now})
                 order by run_after, id limit 1 for update skip locked)
-    returning id, message_id, mailbox_id, attempts, trace_context`);
+    returning id, message_id, mailbox_id, attempts, trace_context, admit_token_id, admit_channel`);
   if (!row) return undefined;
   return {
     id: row.id,
@@ -38,6 +45,10 @@ export async function claimDueJob(
     attempts: Number(row.attempts),
     traceContext: row.trace_context,
     leaseUntil,
+    admit:
+      row.admit_channel === null
+        ? null
+        : { tokenId: row.admit_token_id ?? '', channel: row.admit_channel as 'http' | 'mcp' | 'smtp' },
   };
 }
 

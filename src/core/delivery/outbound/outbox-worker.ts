@@ -30,7 +30,7 @@ export class OutboxWorker {
   private readonly loop: PollingLoop;
 
   constructor(
-    protected readonly services: BaseServices & Pick<FlowServices, 'inbound' | 'transport'>,
+    protected readonly services: BaseServices & Pick<FlowServices, 'inbound' | 'transport' | 'sending'>,
     protected readonly options: OutboxWorkerOptions,
   ) {
     this.loop = new PollingLoop(() => this.runOnce(), {
@@ -70,6 +70,7 @@ export class OutboxWorker {
   private async process(job: ClaimedJob): Promise<void> {
     const { db, clock, inbound, bus, log } = this.services;
     try {
+      if (job.admit && !(await this.admitScheduled(job))) return;
       // The lease is renewed while the job runs, so a long SMTP conversation keeps it.
       const outcome = await withLease(
         db,
@@ -133,6 +134,37 @@ export class OutboxWorker {
         now,
       ).catch((e) => log.warn('outbox.postpone_failed', { jobId: job.id, err: e }));
     }
+  }
+
+  /**
+   * A scheduled send at its due time: the policy, loop guard, rate limit and approval decide it
+   * now (SendService.admitScheduled). True when it goes on to delivery in this run.
+   */
+  private async admitScheduled(job: ClaimedJob): Promise<boolean> {
+    const { db, clock, sending, log } = this.services;
+    const admit = job.admit!;
+    const outcome = await sending.admitScheduled(job.messageId, {
+      tokenId: admit.tokenId,
+      channel: admit.channel,
+    });
+    const now = clock.now();
+    log.info('outbox.scheduled_admitted', { jobId: job.id, messageId: job.messageId, outcome: outcome.kind });
+    if (outcome.kind === 'later') {
+      await postponeJob(
+        db,
+        job,
+        this.options.workerId,
+        new Date(now.getTime() + outcome.retryAfterMs),
+        'scheduled send over its rate limit',
+        now,
+      );
+      return false;
+    }
+    if (outcome.kind !== 'send') {
+      await finishJob(db, job, this.options.workerId, now);
+      return false;
+    }
+    return true;
   }
 
   /** The transport side of delivery: external sends, DKIM, bounces, the give-up age. */

@@ -1,4 +1,5 @@
 import { settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
+import { cancelScheduled } from '../sending/scheduled.store.js';
 import { inboundSenderContactSql } from '../../policy/contacts.store.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import { appendEvent } from '../../events/event-log.js';
@@ -151,6 +152,8 @@ export class InboundStore {
         trx,
       ),
       ...attachments.map((a) => insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now })),
+      // An answer in the thread first cancels the scheduled sends that asked for it (docs/workflow.md).
+      parent ? cancelScheduled(trx, { threadId }, now) : undefined,
     ];
     // Held mail says nothing to waits, the live feed or webhooks until it is released.
     const event = held

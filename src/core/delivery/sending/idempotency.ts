@@ -39,11 +39,9 @@ export async function replayIdempotent(
   const row = await messageByIdempotencyKey(db, mailboxId, key);
   if (!row) return undefined;
   if (row.request_hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
-  return {
-    messageId: row.id,
-    threadId: row.thread_id,
-    // The first answer: held messages were answered pending_approval.
-    status: row.approval_status === null ? 'queued' : 'pending_approval',
-    queuedAtTs: new Date(row.created_at).getTime(),
-  };
+  const base = { messageId: row.id, threadId: row.thread_id, queuedAtTs: new Date(row.created_at).getTime() };
+  // The first answer: a scheduled send was answered scheduled (whatever became of it since).
+  if (row.send_at !== null) return { ...base, status: 'scheduled', sendAtTs: new Date(row.send_at).getTime() };
+  // Held messages were answered pending_approval.
+  return { ...base, status: row.approval_status === null ? 'queued' : 'pending_approval' };
 }

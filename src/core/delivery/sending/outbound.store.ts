@@ -11,6 +11,7 @@ import { internetMessageIdFor } from '../threading.js';
 import { createThread, touchThread } from '../thread.store.js';
 import { bodyBytes, chargeStorage, settleReservation } from '../../quota/storage-quota.store.js';
 import type { SendAccepted } from './send.schemas.js';
+import type { SendActor } from '../../policy/outbound-policy.js';
 
 /** The message a reply answers, as the outbound row needs it. */
 export interface ReplyParent {
@@ -63,6 +64,15 @@ export interface OutboundMeta {
   reservedBytes?: number | undefined;
   /** Counted without refusing: accepted (250) while its mailbox had no quota (queued submission). */
   quotaExempt?: boolean | undefined;
+  /** A scheduled send: its job is due at sendAt and admitted then, in the name of `actor`. */
+  schedule?: ScheduledSend | undefined;
+}
+
+/** Who scheduled a send and when it may leave (docs/workflow.md, "Scheduled sends"). */
+export interface ScheduledSend {
+  sendAt: Date;
+  cancelOnReply: boolean;
+  actor: SendActor;
 }
 
 export const bodyFormatOf = (text: string | null, html: string | null): 'text' | 'html' | 'text+html' =>
@@ -103,12 +113,14 @@ export async function writeOutbound(
   const fromAddress = draft.fromAddress ?? mailbox.address;
   const fromDisplayName = draft.fromDisplayName ?? mailbox.displayName;
   const held = meta.held === true;
-  const state = held ? 'held' : 'queued';
+  const schedule = held ? undefined : meta.schedule;
+  const state = held ? 'held' : schedule ? 'scheduled' : 'queued';
   const accepted: SendAccepted = {
     messageId,
     threadId,
-    status: held ? 'pending_approval' : 'queued',
+    status: held ? 'pending_approval' : schedule ? 'scheduled' : 'queued',
     queuedAtTs: at.getTime(),
+    ...(schedule ? { sendAtTs: schedule.sendAt.getTime() } : {}),
   };
   // Issued together, in lock order (mailbox row first, thread after), and awaited together: one
   // round trip when pipelined (Database.writeTx). A refusal (quota, an upload) fails the whole
@@ -125,17 +137,19 @@ export async function writeOutbound(
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
       raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, read_at,
       delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted,
-      stored_bytes, sent_by_token_id)
+      stored_bytes, sent_by_token_id, send_at, cancel_on_reply)
     values (${messageId}, ${mailbox.id}, ${threadId}, 'outbound', ${draft.subject}, ${fromAddress}, ${fromDisplayName},
       ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${attachmentCount},
       ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
       ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
-      ${meta.autoSubmitted ?? null}, ${storedBytes}, ${meta.sentByTokenId})`.execute(trx),
+      ${meta.autoSubmitted ?? null}, ${storedBytes}, ${meta.sentByTokenId}, ${schedule?.sendAt ?? null}, ${schedule?.cancelOnReply ?? false})`.execute(
+      trx,
+    ),
     claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),
     ...forwarded.map((a) => insertAttachment(trx, { ...a, mailboxId: mailbox.id, messageId, at })),
     insertRecipients(trx, mailbox.id, messageId, recipientsOf(draft), state, at),
-    held ? undefined : insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at),
+    held ? undefined : insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at, schedule),
   ];
   const event = appendEvent(
     trx,
@@ -178,11 +192,13 @@ export async function insertOutboxJob(
   mailboxId: string,
   traceContext: string | null,
   at: Date,
+  /** A scheduled send's job is not claimed before sendAt (the claim's run_after), and is admitted then. */
+  schedule?: ScheduledSend,
 ): Promise<void> {
-  await sql`insert into outbox_job (id, message_id, mailbox_id, status, attempts, run_after, trace_context, created_at, updated_at)
-    values (${newId(ID_PREFIX.job, at.getTime())}, ${messageId}, ${mailboxId}, 'pending', 0, ${at}, ${traceContext}, ${at}, ${at})`.execute(
-    trx,
-  );
+  await sql`insert into outbox_job (id, message_id, mailbox_id, status, attempts, run_after, trace_context, created_at, updated_at,
+      admit_token_id, admit_channel)
+    values (${newId(ID_PREFIX.job, at.getTime())}, ${messageId}, ${mailboxId}, 'pending', 0, ${schedule?.sendAt ?? at}, ${traceContext}, ${at}, ${at},
+      ${schedule?.actor.tokenId ?? null}, ${schedule?.actor.channel ?? null})`.execute(trx);
 }
 
 /** One delivery per distinct address; an address in To and Cc is delivered once, as To. */
@@ -240,7 +256,10 @@ export async function ownAddresses(db: Database, mailboxId: string): Promise<Set
   return new Set(rows.map((r) => r.address.trim().toLowerCase()));
 }
 
-export type IdempotentRow = Row<'message', 'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status'>;
+export type IdempotentRow = Row<
+  'message',
+  'id' | 'thread_id' | 'request_hash' | 'created_at' | 'approval_status' | 'send_at'
+>;
 
 /** The message a mailbox sent under an Idempotency-Key, if any. */
 export async function messageByIdempotencyKey(
@@ -249,7 +268,7 @@ export async function messageByIdempotencyKey(
   key: string,
 ): Promise<IdempotentRow | undefined> {
   return db.one(sql<IdempotentRow>`
-    select id, thread_id, request_hash, created_at, approval_status from message
+    select id, thread_id, request_hash, created_at, approval_status, send_at from message
     where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
 }
 
@@ -263,7 +282,7 @@ function insertRecipients(
   mailboxId: string,
   messageId: string,
   recipients: readonly { address: string; kind: string }[],
-  state: 'held' | 'queued',
+  state: 'held' | 'queued' | 'scheduled',
   at: Date,
 ) {
   const ids = recipients.map(() => newId(ID_PREFIX.recipient, at.getTime()));

@@ -27,6 +27,14 @@ const common = {
   bodyHtml: bodySchema.optional(),
 };
 
+/** Scheduled sends (docs/workflow.md, "Scheduled sends"): send and reply only. */
+const scheduleFields = {
+  /** When it may leave, ms since the epoch; at or before now it is sent at once. */
+  sendAt: z.number().int().positive().max(8_640_000_000_000_000).optional(),
+  /** Cancel it if an inbound message arrives in its thread before sendAt. */
+  cancelOnReply: z.boolean().default(false),
+};
+
 /** toAddress is one address or a list (docs/contract.md, Wire format); it is always a list inside. */
 const toSchema = z.union([
   addressSchema.transform((a) => [a]),
@@ -38,7 +46,7 @@ const needsBody = (v: { bodyText?: string | undefined; bodyHtml?: string | undef
 const bodyIssue = { message: 'bodyText or bodyHtml is required', path: ['bodyText'] };
 
 export const sendInputSchema = z
-  .object({ ...common, toAddress: toSchema, subject: subjectSchema.default('') })
+  .object({ ...common, ...scheduleFields, toAddress: toSchema, subject: subjectSchema.default('') })
   .strict()
   .refine(needsBody, bodyIssue);
 export type SendInput = z.infer<typeof sendInputSchema>;
@@ -46,6 +54,7 @@ export type SendInput = z.infer<typeof sendInputSchema>;
 export const replyInputSchema = z
   .object({
     ...common,
+    ...scheduleFields,
     toAddress: toSchema.optional(),
     subject: subjectSchema.optional(),
     /** Also Cc everyone the parent was addressed to, except this mailbox (docs/workflow.md, "Replies"). */
@@ -71,9 +80,14 @@ export const replyParamsSchema = z.object({ messageId: z.string().min(1).max(40)
 export const sendAcceptedSchema = z.object({
   messageId: z.string(),
   threadId: z.string(),
-  /** `pending_approval`: held by the approval gate until approved or rejected (docs/api.md). */
-  status: z.enum(['queued', 'pending_approval']),
+  /**
+   * `pending_approval`: held by the approval gate until approved or rejected (docs/api.md);
+   * `scheduled`: held until sendAtTs, when the policy decides it (docs/workflow.md).
+   */
+  status: z.enum(['queued', 'pending_approval', 'scheduled']),
   queuedAtTs: z.number().int(),
+  /** A scheduled send's due time; absent otherwise. */
+  sendAtTs: z.number().int().optional(),
 });
 export type SendAccepted = z.infer<typeof sendAcceptedSchema>;
 
@@ -83,3 +97,14 @@ export const idempotencyKeySchema = z
   .min(1)
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'must be 1-200 visible ASCII characters');
+
+/** DELETE /api/messages/{messageId}/schedule: a domain token names the mailbox (body or query). */
+export const cancelScheduleBodySchema = z.object({ mailboxAddress: z.string().trim().max(320).optional() }).strict();
+
+export const cancelScheduleResultSchema = z.object({
+  messageId: z.string(),
+  status: z.literal('cancelled'),
+  /** True when this call cancelled it; false when it was cancelled before (the call is idempotent). */
+  cancelled: z.boolean(),
+});
+export type CancelScheduleResult = z.infer<typeof cancelScheduleResultSchema>;

@@ -1,7 +1,7 @@
 import { settleAll, type Database, type Sql } from '../../../storage/database.js';
 import type { CommitGroup } from '../../../storage/commit-group.js';
 import { isUniqueViolation } from '../../../storage/errors.js';
-import { AppError } from '../../errors.js';
+import { AppError, isAppError, notFound } from '../../errors.js';
 import { observability } from '../../observability.js';
 import { assertRecipientCap } from '../recipient-cap.js';
 import { validationError } from '../../validation.js';
@@ -11,11 +11,20 @@ import type { RateLimits } from '../../ratelimit/rate-limits.js';
 import type { Clock } from '../../time.js';
 import type { Logger } from '../../logger.js';
 import type { MailboxRef, Principal } from '../../auth/principal.js';
-import { requireScope, resolveMailbox, visibilityOf } from '../../auth/access.js';
+import { enabledMailboxRef, requireScope, resolveMailbox, visibilityOf } from '../../auth/access.js';
+import {
+  cancelScheduled,
+  refuseScheduled,
+  releaseScheduled,
+  scheduledMessage,
+  visibleOutboundStatus,
+  type ScheduledOutcome,
+} from './scheduled.store.js';
 import {
   idempotencyKeySchema,
   type ForwardInput,
   type ReplyInput,
+  type CancelScheduleResult,
   type SendAccepted,
   type SendInput,
 } from './send.schemas.js';
@@ -36,6 +45,9 @@ export interface SendOptions {
   writeWithin?: (trx: Sql) => Promise<void>;
   /** Commit in this group (SMTP intake) rather than in a transaction of its own. */
   group?: CommitGroup | null;
+  /** Scheduled send: ms since the epoch; later than now, it is admitted when it leaves (docs/workflow.md). */
+  sendAt?: number | undefined;
+  cancelOnReply?: boolean | undefined;
 }
 
 /** How an admitted message is written (SendService.write). */
@@ -84,6 +96,7 @@ export class SendService {
   /** POST /api/messages/send, MCP send_mail. */
   async send(principal: Principal, input: SendInput, options: ChannelSendOptions): Promise<SendAccepted> {
     requireScope(principal, 'MailboxSend');
+    options = { ...options, sendAt: input.sendAt, cancelOnReply: input.cancelOnReply };
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     return this.submit(
       { tokenId: principal.tokenId, channel: options.channel },
@@ -114,6 +127,7 @@ export class SendService {
     options: ChannelSendOptions,
   ): Promise<SendAccepted> {
     requireScope(principal, 'MailboxSend');
+    options = { ...options, sendAt: input.sendAt, cancelOnReply: input.cancelOnReply };
     const parent = await findReplyParent(this.db, visibilityOf(principal), messageId);
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     if (parent.mailboxId !== mailbox.id) throw new AppError('REPLY_MAILBOX_MISMATCH');
@@ -194,6 +208,9 @@ export class SendService {
       const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
       if (replay) return replay;
     }
+    const now = this.clock.now();
+    if (options.sendAt !== undefined && options.sendAt > now.getTime())
+      return this.schedule(actor, mailbox, draft, { ...options, at: now, key, hash });
     const verdict = await this.admit(actor, mailbox, policyDraftOf(draft));
     try {
       return await this.write(actor, mailbox, draft, verdict, {
@@ -270,6 +287,120 @@ export class SendService {
     });
     await this.bus.publish([written.event]).catch((err) => this.log.warn('events.publish_failed', { err }));
     return written.accepted;
+  }
+
+  /**
+   * A scheduled send: written now with its job due at sendAt and no decision made; the policy,
+   * loop guard and rate limit judge it when the worker admits it (`admitScheduled`).
+   */
+  private async schedule(
+    actor: SendActor,
+    mailbox: MailboxRef,
+    draft: OutboundDraft,
+    options: SendOptions & { at: Date; key: string | null; hash: string | null },
+  ): Promise<SendAccepted> {
+    const schedule = {
+      sendAt: new Date(options.sendAt!),
+      cancelOnReply: options.cancelOnReply === true,
+      actor,
+    };
+    const meta = {
+      at: options.at,
+      idempotencyKey: options.key,
+      requestHash: options.hash,
+      traceContext: observability().currentTraceparent(),
+      // The scheduling token is the sender: it may not approve the send if it is held when due.
+      sentByTokenId: actor.tokenId,
+      schedule,
+    };
+    try {
+      const written = await this.db.writeTx((trx) => writeOutbound(trx, mailbox, draft, meta));
+      this.log.info('message.scheduled', {
+        mailboxId: mailbox.id,
+        messageId: written.accepted.messageId,
+        sendAt: schedule.sendAt.toISOString(),
+      });
+      await this.bus.publish([written.event]).catch((err) => this.log.warn('events.publish_failed', { err }));
+      return written.accepted;
+    } catch (err) {
+      if (options.key && options.hash && isUniqueViolation(err, 'message_idempotency_uq')) {
+        const replay = await replayIdempotent(this.db, mailbox.id, options.key, options.hash);
+        if (replay) return replay;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * DELETE /api/messages/{id}/schedule: a scheduled message that has not left never leaves.
+   * Idempotent (cancelled again: `cancelled: false`); one that left already, or was never
+   * scheduled, is a 409. A domain token may name the mailbox (docs/workflow.md).
+   */
+  async cancelSchedule(
+    principal: Principal,
+    input: { messageId: string; mailboxAddress?: string | undefined },
+  ): Promise<CancelScheduleResult> {
+    requireScope(principal, 'MailboxSend');
+    const visibility = visibilityOf(principal);
+    const current = await visibleOutboundStatus(this.db, visibility, input.messageId);
+    if (!current) throw notFound('Message');
+    // A named mailbox must be the message's (docs/contract.md, "Domain tokens on a mailbox's objects").
+    if (input.mailboxAddress) {
+      const named = await resolveMailbox(this.db, principal, input.mailboxAddress);
+      if (named.id !== current.mailbox_id)
+        throw new AppError('VALIDATION_FAILED', 'mailboxAddress: differs from the mailbox of the message.');
+    }
+    const at = this.clock.now();
+    const cancelled =
+      current.delivery_status === 'scheduled'
+        ? await this.db.writeTx((trx) => cancelScheduled(trx, { messageId: input.messageId }, at))
+        : [];
+    if (cancelled.length > 0) {
+      this.log.info('message.schedule_cancelled', { messageId: input.messageId });
+      return { messageId: input.messageId, status: 'cancelled', cancelled: true };
+    }
+    // Not cancelled by this call: cancelled before (idempotent), or it left meanwhile.
+    const now = await visibleOutboundStatus(this.db, visibility, input.messageId);
+    if (now?.delivery_status === 'cancelled')
+      return { messageId: input.messageId, status: 'cancelled', cancelled: false };
+    throw new AppError('SCHEDULE_NOT_CANCELLABLE');
+  }
+
+  /**
+   * The decisions a scheduled send was spared, made now that it is due: the policy (a refusal is
+   * audited and the message fails), the loop guard and rate limit (429: it waits and is tried
+   * again), approval (held until decided). Returns what the worker does with the job.
+   */
+  async admitScheduled(messageId: string, actor: SendActor): Promise<ScheduledOutcome> {
+    const row = await scheduledMessage(this.db, messageId);
+    if (row?.delivery_status !== 'scheduled') return { kind: 'gone' };
+    const mailbox = await enabledMailboxRef(this.db, row.domain_id, row.mailbox_id);
+    const content = { subject: row.subject, bodyText: row.body_text, bodyHtml: row.body_html };
+    const policyDraft = {
+      recipients: recipientsOf({ to: row.to_addresses, cc: row.cc_addresses, bcc: row.bcc_addresses }).map(
+        (r) => r.address,
+      ),
+      parentId: row.in_reply_to_message_id,
+    };
+    const at = this.clock.now();
+    let verdict: PolicyVerdict;
+    try {
+      if (!mailbox) throw new AppError('NOT_FOUND', 'Mailbox not found or disabled.');
+      verdict = this.policy.withContent(await this.admit(actor, mailbox, policyDraft), content);
+    } catch (err) {
+      if (isAppError(err) && err.status === 429)
+        return { kind: 'later', retryAfterMs: (err.retryAfterSeconds ?? 60) * 1000 };
+      const reason = err instanceof Error ? err.message : String(err);
+      const failed = await refuseScheduled(this.db, messageId, reason, at);
+      return failed ? { kind: 'refused', reason } : { kind: 'gone' };
+    }
+    const released = await this.db.writeTx(async (trx) => {
+      const ok = await releaseScheduled(trx, messageId, verdict.hold !== null, verdict.autoSubmitted, at);
+      if (ok && mailbox) await this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, at), trx);
+      return ok;
+    });
+    if (!released) return { kind: 'gone' };
+    return verdict.hold ? { kind: 'held' } : { kind: 'send' };
   }
 
   protected checkRecipients(draft: OutboundDraft): void {
