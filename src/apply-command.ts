@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { Config } from './config/config.js';
-import type { Logger } from './core/logger.js';
+import type { Logger } from './core/base/logger.js';
 import { createPinoLogger } from './logging/pino-logger.js';
 import { startRuntime } from './runtime/runtime.js';
-import { formatManifestError, loadManifests } from './core/resources/manifest-loader.js';
-import { writeSecretManifest } from './core/resources/file-secret-store.js';
-import { createReconciler, fileStores } from './core/resources/resource-runtime.js';
-import type { ReconcileResult } from './core/resources/ports.js';
+import { formatManifestError, loadManifests } from './core/flows/resources/manifest-loader.js';
+import { writeSecretManifest } from './core/flows/resources/file-secret-store.js';
+import { createReconciler, fileStores } from './core/flows/resources/resource-runtime.js';
+import type { ReconcileResult } from './core/flows/resources/ports.js';
 
 export interface ApplyOptions {
   /** Defaults to warnings as JSON lines on stderr, so stdout carries only the summary. */

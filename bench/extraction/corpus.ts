@@ -2,9 +2,9 @@ import { createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../src/storage/blobs/fs-blob-store.js';
-import { parseMime } from '../../src/core/mail/mime-parse.js';
-import { extractMessage, type Extracted } from '../../src/core/extraction/extract.js';
-import { replyTextOf } from '../../src/core/extraction/reply-text.js';
+import { parseMime } from '../../src/core/state/mail/mime-parse.js';
+import { extractMessage, type Extracted } from '../../src/core/state/extraction/extract.js';
+import { replyTextOf } from '../../src/core/state/extraction/reply-text.js';
 
 // The extraction corpora scored in one place: the unit tests (test/unit/extraction-corpus.test.ts,
 // test/unit/reply-text-corpus.test.ts) hold the scores to a floor; `make bench` prints them

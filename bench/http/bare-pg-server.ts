@@ -1,7 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
-import { pageQuery, totalOf, type PageRow, type SummaryRow } from '../../src/core/messages/message.store.js';
-import { toSummary } from '../../src/core/messages/message.views.js';
+import { pageQuery, totalOf, type PageRow, type SummaryRow } from '../../src/core/state/messages/message.store.js';
+import { toSummary } from '../../src/core/state/messages/message.views.js';
 import { offlineCompiler } from '../lib/sql-compiler.js';
 
 // The bare stack, as a competent engineer would write the list with the same parts: node:http + pg

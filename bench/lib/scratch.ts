@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { insertMailbox } from '../../src/core/mailboxes/mailbox.store.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
+import { silentLogger } from '../../src/core/base/logger.js';
+import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
+import { insertMailbox } from '../../src/core/state/mailboxes/mailbox.store.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/access/scopes.js';
 
 /** The PostgreSQL server the benchmarks create their scratch databases on (database `postgres`). */
 export const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -6,10 +6,10 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
-import { searchPageQuery } from '../../src/core/search/message-search.store.js';
-import { parseSearchQuery } from '../../src/core/search/search-query.js';
+import { silentLogger } from '../../src/core/base/logger.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/access/scopes.js';
+import { searchPageQuery } from '../../src/core/state/search/message-search.store.js';
+import { parseSearchQuery } from '../../src/core/state/search/search-query.js';
 import { measure, percentile, table, type Figures } from '../lib/measure.js';
 import { serve, stopProcess } from '../lib/processes.js';
 import { writeRatios } from '../lib/ratios.js';
@@ -225,7 +225,7 @@ const compiler = offlineCompiler;
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of the list, get and search statements at 10 M. Search is the core's
  * own statement (searchPageQuery compiled, for a mailbox token); the list and get are the shape
- * of pageQuery and findMessage (src/core/messages) written out, so this file does not depend on
+ * of pageQuery and findMessage (src/core/state/messages) written out, so this file does not depend on
  * those functions' signatures while they change; and a plain search (the newest-first walk with
  * the word as a filter, without the core's bounded GIN branch) shows what that branch avoids.
  */

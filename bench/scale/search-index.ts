@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { searchPageQuery } from '../../src/core/search/message-search.store.js';
-import { parseSearchQuery } from '../../src/core/search/search-query.js';
+import { searchPageQuery } from '../../src/core/state/search/message-search.store.js';
+import { parseSearchQuery } from '../../src/core/state/search/search-query.js';
 import { ADMIN_URL } from '../lib/scratch.js';
 import { rareWord, SEARCH_COMMON_WORD } from '../http/seed.js';
 import { offlineCompiler } from '../lib/sql-compiler.js';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { screenMessage } from '../../src/core/screening/screen.js';
-import type { SenderContext } from '../../src/core/screening/domains.js';
-import type { Screening } from '../../src/core/screening/screening.schemas.js';
-import { DEFAULT_HOLD_THRESHOLD } from '../../src/core/screening/weights.js';
+import { screenMessage } from '../../src/core/state/screening/screen.js';
+import type { SenderContext } from '../../src/core/state/screening/domains.js';
+import type { Screening } from '../../src/core/state/screening/screening.schemas.js';
+import { DEFAULT_HOLD_THRESHOLD } from '../../src/core/state/screening/weights.js';
 
 // The screening corpus scored in one place: test/unit/screening-corpus.test.ts holds the scores
 // to their floors, `make bench` prints them (bench/screening/run.ts). Fixtures live in

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { table } from '../lib/measure.js';
 import { loadCorpus, SCREENING_DIR, screenCorpus, screenCorpusMail, scoreScreening } from './corpus.js';
-import { DEFAULT_HOLD_THRESHOLD } from '../../src/core/screening/weights.js';
+import { DEFAULT_HOLD_THRESHOLD } from '../../src/core/state/screening/weights.js';
 
 // bench/screening: precision and recall of inbound screening at the default threshold on
 // test/fixtures/screening, and the time one message costs, printed by `make bench` (no

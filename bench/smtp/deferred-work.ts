@@ -1,16 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { openOrm } from '../../src/storage/orm.js';
 import { Database } from '../../src/storage/database.js';
-import { SearchIndex } from '../../src/core/search/search-index.store.js';
-import { ReplyTextBackfill } from '../../src/core/extraction/reply-text-backfill.js';
-import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/delivery/intake/intake-queue.worker.js';
-import type { ClaimedRow } from '../../src/core/delivery/intake/intake-queue.store.js';
-import { InboundQueue } from '../../src/core/delivery/receiving/inbound-queue.js';
-import { SubmissionQueue } from '../../src/core/delivery/submission/submission-queue.js';
+import { SearchIndex } from '../../src/core/state/search/search-index.store.js';
+import { ReplyTextBackfill } from '../../src/core/state/extraction/reply-text-backfill.js';
+import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/flows/intake/intake-queue.worker.js';
+import type { ClaimedRow } from '../../src/core/flows/intake/intake-queue.store.js';
+import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
+import { SubmissionQueue } from '../../src/core/flows/submission/submission-queue.js';
 import type { Services } from '../../src/core/services.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { cpuMeter } from './cpu.js';
 
 export interface IndexingFigures {

@@ -1276,8 +1276,7 @@ export interface components {
             bodyText?: string;
             bodyHtml?: string;
             sendAt?: number;
-            /** @default false */
-            cancelOnReply: boolean;
+            cancelOnReply?: boolean;
             toAddress: string | string[];
             subject?: string;
         };
@@ -1297,8 +1296,7 @@ export interface components {
             bodyText?: string;
             bodyHtml?: string;
             sendAt?: number;
-            /** @default false */
-            cancelOnReply: boolean;
+            cancelOnReply?: boolean;
             toAddress?: string | string[];
             subject?: string;
             /** @default false */

@@ -1,7 +1,7 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
-import type { Logger } from '../../src/core/logger.js';
-import type { DkimKeys } from '../../src/core/delivery/outbound/dkim-keys.js';
-import type { ReconcileResult, ResourceRef, SecretStore } from '../../src/core/resources/ports.js';
+import type { Logger } from '../../src/core/base/logger.js';
+import type { DkimKeys } from '../../src/core/flows/outbound/dkim-keys.js';
+import type { ReconcileResult, ResourceRef, SecretStore } from '../../src/core/flows/resources/ports.js';
 import type { EventRecorder } from './events.js';
 import { apiMessage, isNotFound, MERGE_PATCH } from './kube.js';
 import { GROUP, PLURAL, VERSION } from './names.js';

@@ -1,5 +1,5 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/base/logger.js';
 import { API_VERSION, COMPONENT } from './names.js';
 import { apiMessage } from './kube.js';
 

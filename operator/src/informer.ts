@@ -6,7 +6,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from '@kubernetes/client-node';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/base/logger.js';
 import { operatorMetrics } from './operator-metrics.js';
 
 const FIRST_RESTART_MS = 1_000;

@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1OwnerReference, V1Secret } from '@kubernetes/client-node';
-import type { ResourceRef, SecretStore } from '../../src/core/resources/ports.js';
+import type { ResourceRef, SecretStore } from '../../src/core/flows/resources/ports.js';
 import type { EventRecorder } from './events.js';
 import { API_VERSION, COMPONENT, MANAGED_BY_LABEL } from './names.js';
 import { isNotFound, retryOnConflict } from './kube.js';

@@ -1,7 +1,11 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import type { Logger } from '../../src/core/logger.js';
-import { validateManifest, type DeclaredResource, type ResourceRef } from '../../src/core/resources/manifest.schema.js';
-import type { ResourceSource, SourceItem } from '../../src/core/resources/ports.js';
+import type { Logger } from '../../src/core/base/logger.js';
+import {
+  validateManifest,
+  type DeclaredResource,
+  type ResourceRef,
+} from '../../src/core/flows/resources/manifest.schema.js';
+import type { ResourceSource, SourceItem } from '../../src/core/flows/resources/ports.js';
 import type { EventRecorder } from './events.js';
 import { WatchedCollection } from './informer.js';
 import { Finalizers, hasFinalizer } from './finalizers.js';

@@ -1,6 +1,6 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
-import { refId, type ResourceRef } from '../../src/core/resources/manifest.schema.js';
-import type { Condition, ResourceStatus, StatusSink } from '../../src/core/resources/ports.js';
+import { refId, type ResourceRef } from '../../src/core/flows/resources/manifest.schema.js';
+import type { Condition, ResourceStatus, StatusSink } from '../../src/core/flows/resources/ports.js';
 import type { EventRecorder } from './events.js';
 import { GROUP, PLURAL, VERSION, type DeclaredKind } from './names.js';
 import { isNotFound, MERGE_PATCH, type CustomObject } from './kube.js';

@@ -1,5 +1,5 @@
 import { V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/base/logger.js';
 import { apiMessage, isConflict, isNotFound } from './kube.js';
 import { operatorMetrics } from './operator-metrics.js';
 

@@ -1,4 +1,4 @@
-import { API_VERSION } from '../../src/core/resources/manifest.schema.js';
+import { API_VERSION } from '../../src/core/flows/resources/manifest.schema.js';
 
 /** docs/contract.md, Names: group `mailbox-service.dev`, version `v1alpha1`, namespaced kinds Domain and Mailbox. */
 export const GROUP = 'mailbox-service.dev';

@@ -2,16 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../../src/config/config.js';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/base/logger.js';
 import { createPinoLogger } from '../../src/logging/pino-logger.js';
 import {
   DEFAULT_CONTROLLER_OPTIONS,
   ResourceController,
   type ControllerOptions,
-} from '../../src/core/resources/controller.js';
-import type { ReconcileResult } from '../../src/core/resources/ports.js';
-import type { ResourceReconciler } from '../../src/core/resources/reconciler.js';
-import { createReconciler } from '../../src/core/resources/resource-runtime.js';
+} from '../../src/core/flows/resources/controller.js';
+import type { ReconcileResult } from '../../src/core/flows/resources/ports.js';
+import type { ResourceReconciler } from '../../src/core/flows/resources/reconciler.js';
+import { createReconciler } from '../../src/core/flows/resources/resource-runtime.js';
 import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { currentTraceId } from '../../src/telemetry/tracing.js';
 import { DkimSecrets } from './dkim-secret.js';
@@ -60,7 +60,7 @@ interface Term {
 /**
  * `mailbox operator`: the core services on the configured database, a leader elector on a Lease,
  * and while leading one "term": informers, the Kubernetes stores and the core's
- * ResourceController, all reused unchanged from src/core/resources. Terms start and stop in
+ * ResourceController, all reused unchanged from src/core/flows/resources. Terms start and stop in
  * order (a chain), so a new term never overlaps the one before.
  */
 export async function startOperator(config: Readonly<Config>, options: OperatorOptions = {}): Promise<OperatorHandle> {

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import { loadConfig } from '../config/config.js';
-import { AppError } from '../core/errors.js';
-import type { OperatorSession } from '../core/admin/operator-session.js';
-import type { Principal } from '../core/auth/principal.js';
+import { AppError } from '../core/base/errors.js';
+import type { OperatorSession } from '../core/flows/admin/operator-session.js';
+import type { Principal } from '../core/access/principal.js';
 import type { Services } from '../core/services.js';
-import { createMailboxInputSchema, setPasswordInputSchema } from '../core/mailboxes/mailbox.schemas.js';
-import { createTokenInputSchema } from '../core/tokens/token.schemas.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../core/tokens/scopes.js';
-import { splitAddress } from '../core/address.js';
+import { createMailboxInputSchema, setPasswordInputSchema } from '../core/state/mailboxes/mailbox.schemas.js';
+import { createTokenInputSchema } from '../core/access/token.schemas.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../core/access/scopes.js';
+import { splitAddress } from '../core/base/address.js';
 
 /**
  * Admin commands on the configured database (embedded PGlite under MAILBOX_DATA_DIR, or
@@ -68,7 +68,7 @@ export function adminCommands(program: Command, done: (code: number) => void): v
     .action((address: string, o: { password: string }) =>
       run(done, async (services, session) => {
         const principal = await session.asDomain(splitAddress(address).domain);
-        const { resolveMailbox } = await import('../core/auth/access.js');
+        const { resolveMailbox } = await import('../core/access/access.js');
         const target = await resolveMailbox(services.db, principal, address);
         return services.mailboxes.setPassword(
           principal,
@@ -121,7 +121,7 @@ async function mailboxOf(
   address: string,
 ): Promise<{ principal: Principal; mailboxId: string }> {
   const principal = await session.asDomain(splitAddress(address.toLowerCase()).domain);
-  const { resolveMailbox } = await import('../core/auth/access.js');
+  const { resolveMailbox } = await import('../core/access/access.js');
   return { principal, mailboxId: (await resolveMailbox(services.db, principal, address)).id };
 }
 
@@ -143,7 +143,7 @@ async function run(
   const config = loadConfig();
   const { startRuntime } = await import('../runtime/runtime.js');
   const { createPinoLogger } = await import('../logging/pino-logger.js');
-  const { OperatorSession } = await import('../core/admin/operator-session.js');
+  const { OperatorSession } = await import('../core/flows/admin/operator-session.js');
   // No listener, no resource directory: the command touches only what it names.
   const runtime = await startRuntime(
     { ...config, MAILBOX_RESOURCES_DIR: undefined },

@@ -1,6 +1,6 @@
 import { pino, stdSerializers, type DestinationStream } from 'pino';
 import pretty from 'pino-pretty';
-import type { Logger, LogLevel } from '../core/logger.js';
+import type { Logger, LogLevel } from '../core/base/logger.js';
 
 export interface PinoLoggerOptions {
   /** Fields added to every line (the active trace id, so a log line and the response's `tid` match). */

@@ -1,4 +1,4 @@
-import type { Observability } from '../core/observability.js';
+import type { Observability } from '../core/base/observability.js';
 import { deliveryOutcomes } from './metric-registry.js';
 import { currentTraceparent, withConsumerSpan } from './tracing.js';
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
 import { startSmtpTestServer, submitter } from '../smtp/world.js';
-import { BLOB_REFERENCES, StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { BLOB_REFERENCES, StorageSweeper } from '../../src/core/flows/housekeeping/storage-sweeper.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 
 // The storage sweeper (durability): orphan blobs a crash leaves between writing a blob
 // and committing its row, temp files of interrupted file writes, and uploads nobody sent. Both

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TenantGate } from '../../src/core/attachments/text/tenant-gate.js';
+import { TenantGate } from '../../src/core/state/attachments/text/tenant-gate.js';
 
 // The extraction queue's order (docs/attachment-extraction.md, "Fairness"), one slot wide so the
 // order of turns is the order of starts.

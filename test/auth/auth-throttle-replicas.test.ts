@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { AuthThrottle } from '../../src/core/auth/auth-throttle.js';
-import { AppError } from '../../src/core/errors.js';
+import { AuthThrottle } from '../../src/core/access/auth-throttle.js';
+import { AppError } from '../../src/core/base/errors.js';
 import { REDIS_TEST_URL } from '../support/harness.js';
 
 // The credential-failure budget shared by two replicas through the real Redis, and the bound of

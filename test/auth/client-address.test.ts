@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
 import { connect, refusal } from '../realtime/client.js';
 
 // TRUST_PROXY on every channel that reads X-Forwarded-For (docs/api.md, "Client address"), seen

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { createLimiter } from '../../src/core/ratelimit/limiter.js';
+import { createLimiter } from '../../src/core/base/ratelimit/limiter.js';
 import { REDIS_TEST_URL } from '../support/harness.js';
 
 // One limiter rule for the send rate, login failures and the credential-failure budget: shared

@@ -7,7 +7,7 @@ import {
   SCOPES,
   type Scope,
   type TokenKind,
-} from '../../src/core/tokens/scopes.js';
+} from '../../src/core/access/scopes.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintToken, type MailboxFixture } from '../support/tenants.js';
 

@@ -82,7 +82,7 @@ afterAll(async () => {
 describe('a role loads only the channels it serves', { timeout: 120_000 }, () => {
   it('worker: no channel at all, and no protocol library', async () => {
     const modules = await modulesOf('worker');
-    expect(loads(modules, '/src/core/delivery/outbound/outbox-worker.ts')).toBe(true);
+    expect(loads(modules, '/src/core/flows/outbound/outbox-worker.ts')).toBe(true);
     for (const part of [...Object.values(CHANNEL_PACKAGES), ...Object.values(CHANNEL_SOURCES)])
       expect(loads(modules, part), part).toBe(false);
   });

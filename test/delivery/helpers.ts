@@ -1,5 +1,5 @@
 import type { TestServer } from '../support/harness.js';
-import type { Scope } from '../../src/core/tokens/scopes.js';
+import type { Scope } from '../../src/core/access/scopes.js';
 import { sql } from '../../src/storage/database.js';
 
 /** A domain with two mailboxes, each with its bootstrap token. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, twoMailboxes } from './helpers.js';
-import type { InboundMessage } from '../../src/core/delivery/receiving/inbound.store.js';
+import type { InboundMessage } from '../../src/core/flows/inbound/inbound.store.js';
 
 let server: TestServer;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, twoMailboxes, waitFor } from './helpers.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 
 // The api and worker roles in one process: the worker wakes on `message.sent` and delivers locally.
 let server: TestServer;

@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { ENGINE, startTestServer, type TestServer } from '../support/harness.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { rowsOf, sendBody, twoMailboxes, waitFor } from './helpers.js';
-import { OutboxWorker } from '../../src/core/delivery/outbound/outbox-worker.js';
-import { claimDueJob } from '../../src/core/delivery/outbound/outbox-job.store.js';
-import { deliverMessage } from '../../src/core/delivery/outbound/deliver-job.js';
+import { OutboxWorker } from '../../src/core/flows/outbound/outbox-worker.js';
+import { claimDueJob } from '../../src/core/flows/outbound/outbox-job.store.js';
+import { deliverMessage } from '../../src/core/flows/outbound/deliver-job.js';
 
 // Only the api role: these tests run the workers themselves.
 let server: TestServer;

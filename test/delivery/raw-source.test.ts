@@ -5,7 +5,7 @@ import { rowsOf, sendBody } from './helpers.js';
 import { startSink } from '../transport/smtp-sink.js';
 import { runWorkerUntil, startTransportServer } from '../transport/world.js';
 import { submitter } from '../smtp/world.js';
-import { StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
+import { StorageSweeper } from '../../src/core/flows/housekeeping/storage-sweeper.js';
 
 // The raw route for outbound mail: the source as it left (DKIM-signed), stored once by the
 // delivery worker, for mail relayed out and for mail delivered only to hosted mailboxes alike.

@@ -5,10 +5,10 @@ import {
   inboundReferences,
   replyReferences,
   replySubject,
-} from '../../src/core/delivery/threading.js';
-import { overallStatus } from '../../src/core/delivery/outbound/delivery-status.js';
-import { recipientsOf } from '../../src/core/delivery/sending/outbound.store.js';
-import { sanitizeContentType, sanitizeFilename } from '../../src/core/attachments/attachment-meta.js';
+} from '../../src/core/flows/delivery/threading.js';
+import { overallStatus } from '../../src/core/flows/outbound/delivery-status.js';
+import { recipientsOf } from '../../src/core/flows/sending/outbound.store.js';
+import { sanitizeContentType, sanitizeFilename } from '../../src/core/state/attachments/attachment-meta.js';
 
 describe('threading rules', () => {
   it('adds exactly one "Re:" whatever the parent carried', () => {

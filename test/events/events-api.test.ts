@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { createTenants, ManualClock, mintToken, seedMessage, type Tenants } from '../support/tenants.js';
-import { MAILBOX_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';
+import { MAILBOX_TOKEN_SCOPES } from '../../src/core/access/scopes.js';
 import { appendEvents, range, seqs } from './helpers.js';
 
 // GET /api/events: the event log over HTTP (paging, the mailbox rules of the message list,

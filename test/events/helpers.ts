@@ -1,4 +1,4 @@
-import { appendEvent } from '../../src/core/events/event-log.js';
+import { appendEvent } from '../../src/core/state/events/event-log.js';
 import { type EventType, type MailboxEvent } from '../../src/types/mailbox-event.js';
 import type { Services } from '../../src/core/services.js';
 

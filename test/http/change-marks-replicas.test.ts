@@ -8,9 +8,9 @@ import { apiClient, createScratchDatabase, ENGINE, startTestServer } from '../su
 import { privateRedis, type PrivateRedis } from '../support/processes.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { DOMAIN_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';
+import { silentLogger } from '../../src/core/base/logger.js';
+import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
+import { DOMAIN_TOKEN_SCOPES } from '../../src/core/access/scopes.js';
 
 // The in-memory change sequences behind ETags (docs/api.md, "Change marks and ETags") across
 // replicas: two runtimes (two pools, two Redis buses) on one PostgreSQL database and a private

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { loadKubeConfig } from '../../operator/src/kube.js';
-import { validateManifest } from '../../src/core/resources/manifest.schema.js';
+import { validateManifest } from '../../src/core/flows/resources/manifest.schema.js';
 import { CRDS_DIR } from './support/crds.js';
 import { kubeRequest } from './support/raw-client.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { verifyPassword } from '../../src/core/auth/password.js';
+import { verifyPassword } from '../../src/core/access/password.js';
 import { FINALIZER } from '../../operator/src/names.js';
 import { loadKubeConfig } from '../../operator/src/kube.js';
 import { kubeRequest } from './support/raw-client.js';

@@ -5,9 +5,9 @@ import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
 import { rfc5322 } from '../smtp/smtp-wire.js';
 import { mxPort, startSmtpTestServer } from '../smtp/world.js';
 import { deliverToMx, mxRefusal } from '../smtp/mx-peer.js';
-import { TokenAuthenticator } from '../../src/core/tokens/token-authenticator.js';
-import { TokenStore } from '../../src/core/tokens/token.store.js';
-import { MailboxExpirySweeper } from '../../src/core/housekeeping/mailbox-expiry.js';
+import { TokenAuthenticator } from '../../src/core/access/token-authenticator.js';
+import { TokenStore } from '../../src/core/access/token.store.js';
+import { MailboxExpirySweeper } from '../../src/core/flows/housekeeping/mailbox-expiry.js';
 
 // Ephemeral mailboxes (docs/workflow.md): `ttlSeconds` at creation; at the end mail and tokens are
 // refused at once, and the sweeper removes the mailbox, its messages and blobs, and its storage.

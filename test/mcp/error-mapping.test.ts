@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError, ERRORS, type ErrorCode } from '../../src/core/errors.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { AppError, ERRORS, type ErrorCode } from '../../src/core/base/errors.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { parseArguments, resourceError, toolError } from '../../src/channels/mcp/errors.js';
 
 // The one place MCP maps errors: every catalog code becomes a tool error carrying the HTTP

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, createScratchDatabase, ENGINE } from '../support/harness.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { DOMAIN_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';
+import { silentLogger } from '../../src/core/base/logger.js';
+import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
+import { DOMAIN_TOKEN_SCOPES } from '../../src/core/access/scopes.js';
 import { freePort, privateRedis, serveProcess, type PrivateRedis, type ServeProcess } from '../support/processes.js';
 import { openEventStream } from './event-stream.js';
 

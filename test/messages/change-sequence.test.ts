@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { sql } from '../../src/storage/database.js';
 import { InProcessEventBus } from '../../src/storage/event-bus.js';
-import { announcingLocally, ChangeSequences } from '../../src/core/messages/change-sequence.js';
+import { announcingLocally, ChangeSequences } from '../../src/core/state/messages/change-sequence.js';
 import type { MailboxEvent } from '../../src/types/mailbox-event.js';
 
 // The rules of the in-memory change sequences (docs/api.md, "Change marks and ETags"), on the real

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { pageQuery, type PagePosition } from '../../src/core/messages/message.store.js';
-import type { Direction } from '../../src/core/messages/message.schemas.js';
+import { pageQuery, type PagePosition } from '../../src/core/state/messages/message.store.js';
+import type { Direction } from '../../src/core/state/messages/message.schemas.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { seedBulk, twoTenants, type Tenants } from '../support/seed-messages.js';
 

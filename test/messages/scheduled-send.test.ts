@@ -5,7 +5,7 @@ import { ManualClock } from '../support/tenants.js';
 import { rowsOf, sendBody, twoMailboxes } from '../delivery/helpers.js';
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { mcpClient, ok } from '../mcp/helpers.js';
-import { OutboxWorker } from '../../src/core/delivery/outbound/outbox-worker.js';
+import { OutboxWorker } from '../../src/core/flows/outbound/outbox-worker.js';
 
 // docs/workflow.md, "Scheduled sends". Time moves only with the injected clock; the test drives
 // the outbox worker itself (runOnce), so nothing here waits for a due time.

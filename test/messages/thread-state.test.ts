@@ -7,7 +7,7 @@ import { ManualClock } from '../support/tenants.js';
 import { mailboxTokenWith, rowsOf, sendBody, twoMailboxes, waitFor } from '../delivery/helpers.js';
 import { subscribe, type Recorder } from '../realtime/client.js';
 import { mcpClient, fails, ok } from '../mcp/helpers.js';
-import { FollowUps } from '../../src/core/messages/follow-up.js';
+import { FollowUps } from '../../src/core/state/messages/follow-up.js';
 import { sql } from '../../src/storage/database.js';
 
 // docs/workflow.md, "Thread state" and "Follow-ups". Time moves with the injected clock; the

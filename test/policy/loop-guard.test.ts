@@ -6,7 +6,7 @@ import { mxPort, startSmtpTestServer } from '../smtp/world.js';
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { rfc5322 } from '../smtp/smtp-wire.js';
 import { fails, mcpClient } from '../mcp/helpers.js';
-import { composeMessage } from '../../src/core/mail/compose.js';
+import { composeMessage } from '../../src/core/state/mail/compose.js';
 
 // The loop guard (docs/contract.md "Outbound policy"; RFC 3834): agent mail is marked auto-generated, and a
 // reply to an automatic answer or bulk mail is refused on every channel that replies.

@@ -4,9 +4,9 @@ import { startSmtpTestServer, loggedInWire } from '../smtp/world.js';
 import { rfc5322 } from '../smtp/smtp-wire.js';
 import type { TestServer } from '../support/harness.js';
 import { call, mcpClient, textOf } from '../mcp/helpers.js';
-import { CHANNELS } from '../../src/core/audit/audit.schemas.js';
-import type { SendActor } from '../../src/core/policy/outbound-policy.js';
-import type { MailboxPolicyInput, TokenPolicy } from '../../src/core/policy/policy.schemas.js';
+import { CHANNELS } from '../../src/core/state/audit/audit.schemas.js';
+import type { SendActor } from '../../src/core/flows/policy/outbound-policy.js';
+import type { MailboxPolicyInput, TokenPolicy } from '../../src/core/access/policy.schemas.js';
 
 // The policy matrix: every rule set × every send channel × token chain depth, generated,
 // each cell's outcome compared with the expectation and with the audit trail's record of it.

@@ -7,7 +7,7 @@ import { rfc5322 } from '../smtp/smtp-wire.js';
 import { mxPort, startSmtpTestServer, submitter } from '../smtp/world.js';
 import { deliverToMx, mxRefusal } from '../smtp/mx-peer.js';
 import { fails, mcpClient, ok } from '../mcp/helpers.js';
-import { AppError } from '../../src/core/errors.js';
+import { AppError } from '../../src/core/base/errors.js';
 
 // The storage quota (docs/api.md, "Storage quota") on every path that stores a message: port 25,
 // local delivery, the sender's copy (HTTP, MCP, SMTP submission), uploads; released on delete.

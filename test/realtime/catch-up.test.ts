@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Socket } from 'socket.io';
 import { ENGINE } from '../support/harness.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import type { MailboxEvent } from '../../src/types/mailbox-event.js';
-import type { EventService, ReplayResult } from '../../src/core/events/event.service.js';
+import type { EventService, ReplayResult } from '../../src/core/state/events/event.service.js';
 import { CatchUp, roomOf } from '../../src/channels/realtime/catch-up.js';
 import { MailboxFeed } from '../../src/channels/realtime/mailbox-feed.js';
 import { range } from '../events/helpers.js';

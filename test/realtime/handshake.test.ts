@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ENGINE, PG_ADMIN_URL, REDIS_TEST_URL, startTestServer, type TestServer } from '../support/harness.js';
 import { createTenants, mintToken, type Tenants } from '../support/tenants.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
-import { MAILBOX_TOKEN_SCOPES } from '../../src/core/tokens/scopes.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
+import { MAILBOX_TOKEN_SCOPES } from '../../src/core/access/scopes.js';
 import { connect, refusal, Recorder, subscribe } from './client.js';
 
 // Every way into /hubs/mailbox-events and every way to be refused (docs/contract.md, Real-time; spec,

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { appendEvent } from '../../src/core/events/event-log.js';
+import { appendEvent } from '../../src/core/state/events/event-log.js';
 import { REPLAY_PAGE } from '../../src/channels/realtime/catch-up.js';
 import { eventsEmitted } from '../../src/telemetry/metric-registry.js';
 import { connect } from './client.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Socket } from 'socket.io-client';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { appendEvent } from '../../src/core/events/event-log.js';
+import { appendEvent } from '../../src/core/state/events/event-log.js';
 import { connect, refusal } from './client.js';
 import { REPLAY_PAGE } from '../../src/channels/realtime/catch-up.js';
 

@@ -75,7 +75,7 @@ describe('live events', () => {
       mailboxId: sender.mailboxId,
       data: { messageId: res.body.data.messageId },
     });
-    const { OutboxWorker } = await import('../../src/core/delivery/outbound/outbox-worker.js');
+    const { OutboxWorker } = await import('../../src/core/flows/outbound/outbox-worker.js');
     const worker = new OutboxWorker(services(), { pollIntervalMs: 50, leaseMs: 10_000, workerId: 'test' });
     worker.start();
     try {

@@ -7,7 +7,7 @@ import { mxPort, startSmtpTestServer } from '../smtp/world.js';
 import { deliverToMx } from '../smtp/mx-peer.js';
 import { mcpClient, call } from '../mcp/helpers.js';
 import { setMailboxPassword } from '../support/tenants.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/access/scopes.js';
 import { zeroFigure } from './support/figures.js';
 
 // Figures for the trust on an agent's path (docs/trust.md), each as an attacker works it: a

@@ -57,7 +57,7 @@ beforeAll(async () => {
   // Messages and blobs are written straight into the service's database by a runtime of its own.
   const { loadConfig } = await import('../../src/config/config.js');
   const { startRuntime } = await import('../../src/runtime/runtime.js');
-  const { silentLogger } = await import('../../src/core/logger.js');
+  const { silentLogger } = await import('../../src/core/base/logger.js');
   seederDir = mkdtempSync(path.join(tmpdir(), 'mbx-bombs-'));
   seeder = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: seederDir }), { roles: [], log: silentLogger });
 }, 180_000);

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { allRoutes } from '../../src/channels/http/routes/index.js';
 import type { RouteSpec } from '../../src/channels/http/route.js';
 import { allTools } from '../../src/channels/mcp/tools/index.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import {
   createMatrixWorld,

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../../src/config/config.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
 import { createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, type ServiceProcess } from '../support/processes.js';
 import { SmtpWire, rfc5322 } from '../smtp/smtp-wire.js';

@@ -18,11 +18,11 @@ import { openOrm } from '../../src/storage/orm.js';
 import { Database, sql } from '../../src/storage/database.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { submissionQueueWorker } from '../support/intake-queue.js';
 import { PgBlobStore } from '../../src/storage/blobs/pg-blob-store.js';
-import { StorageSweeper } from '../../src/core/housekeeping/storage-sweeper.js';
-import { systemClock } from '../../src/core/time.js';
+import { StorageSweeper } from '../../src/core/flows/housekeeping/storage-sweeper.js';
+import { systemClock } from '../../src/core/base/time.js';
 
 // Durability and queue: nothing acknowledged is lost. 8 clients (4 SMTP submission over
 // STARTTLS, 4 HTTP) submit while the SMTP and API processes are killed with SIGKILL and restarted,

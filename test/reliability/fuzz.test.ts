@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { allRoutes } from '../../src/channels/http/routes/index.js';
 import type { RouteSpec } from '../../src/channels/http/route.js';
 import { createPinoLogger } from '../../src/logging/pino-logger.js';
-import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
+import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/access/scopes.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintToken, seedMessage } from '../support/tenants.js';
 import { createMatrixWorld, routeFixtures, routeKey, type MatrixWorld } from '../support/route-fixtures.js';

@@ -8,7 +8,7 @@ import { apiClient, createScratchDatabase } from '../support/harness.js';
 import { seedDomain, serviceProcess, Supervisor, type ServiceProcess } from '../support/processes.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime, type Runtime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { FULL, scale } from './support/scale.js';
 import { until } from './support/until.js';

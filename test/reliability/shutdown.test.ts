@@ -10,7 +10,7 @@ import { seedDomain, serviceProcess, type ServiceProcess } from '../support/proc
 import { SmtpWire, rfc5322, type Reply } from '../smtp/smtp-wire.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
 

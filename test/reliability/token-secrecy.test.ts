@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
 import { apiClient, createScratchDatabase, type ApiResponse } from '../support/harness.js';
 import { serviceProcess, type ServiceProcess } from '../support/processes.js';
 import { SmtpWire, rfc5322 } from '../smtp/smtp-wire.js';

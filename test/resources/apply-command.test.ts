@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, createScratchDatabase } from '../support/harness.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { ApplyFailedError, applyManifestsOnce } from '../../src/apply-command.js';
 
 // `mailbox apply -f`: one pass against a real database of its own (a scratch PostgreSQL database,

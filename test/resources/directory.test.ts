@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/base/logger.js';
 import { sql } from '../../src/storage/database.js';
 
 // MAILBOX_RESOURCES_DIR end to end: the real service with the directory source, real storage,

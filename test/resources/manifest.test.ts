@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests, parseManifests } from '../../src/core/resources/manifest-loader.js';
-import { secretDataOf, tokenSecretNameOf } from '../../src/core/resources/manifest.schema.js';
+import { loadManifests, parseManifests } from '../../src/core/flows/resources/manifest-loader.js';
+import { secretDataOf, tokenSecretNameOf } from '../../src/core/flows/resources/manifest.schema.js';
 
 // Manifest parsing is pure: no storage. A bad document is reported with file, document, line and
 // field, and never stops the other documents.

@@ -1,6 +1,6 @@
-import type { ResourceRef, ResourceStatus, SecretStore, StatusSink } from '../../src/core/resources/ports.js';
-import { parseManifests } from '../../src/core/resources/manifest-loader.js';
-import type { DomainResource, MailboxResource } from '../../src/core/resources/manifest.schema.js';
+import type { ResourceRef, ResourceStatus, SecretStore, StatusSink } from '../../src/core/flows/resources/ports.js';
+import { parseManifests } from '../../src/core/flows/resources/manifest-loader.js';
+import type { DomainResource, MailboxResource } from '../../src/core/flows/resources/manifest.schema.js';
 
 /**
  * In-memory implementations of the ports, as the operator implements them against Kubernetes:

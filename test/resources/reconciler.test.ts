@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { ManualClock } from '../support/tenants.js';
-import { ResourceReconciler } from '../../src/core/resources/reconciler.js';
+import { ResourceReconciler } from '../../src/core/flows/resources/reconciler.js';
 import { sql } from '../../src/storage/database.js';
 import { MemorySecretStore, MemoryStatusSink, domainResource, mailboxResource } from './memory-ports.js';
 

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { ManualClock } from '../support/tenants.js';
-import { ResourceReconciler } from '../../src/core/resources/reconciler.js';
-import { parseManifests } from '../../src/core/resources/manifest-loader.js';
+import { ResourceReconciler } from '../../src/core/flows/resources/reconciler.js';
+import { parseManifests } from '../../src/core/flows/resources/manifest-loader.js';
 import { rowsOf } from '../delivery/helpers.js';
 import { MemorySecretStore, MemoryStatusSink, domainResource, mailboxResource } from './memory-ports.js';
 

@@ -3,7 +3,7 @@ import { startSmtpTestServer, submitter } from '../smtp/world.js';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
 import { mcpClient, ok } from '../mcp/helpers.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
 
 // The outbound check (docs/screening.md, "Secrets in outbound mail"): a send whose subject or body
 // carries a secret is held for approval whatever the policy (here: approval none), on HTTP, MCP

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { startSearchIndexer } from '../../src/core/search/search-indexer.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { startSearchIndexer } from '../../src/core/state/search/search-indexer.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { ENGINE, startTestServer, type TestServer } from '../support/harness.js';
 import { seedMessage, twoTenants, type Tenants } from '../support/seed-messages.js';
 import { sendBody } from '../delivery/helpers.js';

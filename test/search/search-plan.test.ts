@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import type { Principal } from '../../src/core/auth/principal.js';
-import { SEARCH_DIRECT_MATCHES } from '../../src/core/search/message-search.store.js';
+import type { Principal } from '../../src/core/access/principal.js';
+import { SEARCH_DIRECT_MATCHES } from '../../src/core/state/search/message-search.store.js';
 import { ENGINE, startTestServer, type TestServer } from '../support/harness.js';
 import { twoTenants, type Tenants } from '../support/seed-messages.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { searchPageQuery } from '../../src/core/search/message-search.store.js';
-import { parseSearchQuery } from '../../src/core/search/search-query.js';
+import { searchPageQuery } from '../../src/core/state/search/message-search.store.js';
+import { parseSearchQuery } from '../../src/core/state/search/search-query.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { seedBulk, seedMessage, twoTenants, type Tenants } from '../support/seed-messages.js';
 import { mcpClient, ok, fails } from '../mcp/helpers.js';

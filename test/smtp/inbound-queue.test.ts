@@ -5,12 +5,12 @@ import { deliverQueued } from '../support/intake-queue.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { mxPort, startSmtpTestServer } from './world.js';
-import { reservationFor } from '../../src/core/quota/storage-quota.store.js';
-import { claimInbound } from '../../src/core/delivery/receiving/inbound-queue.store.js';
-import { QueueClaimLost } from '../../src/core/delivery/intake/intake-queue.store.js';
+import { reservationFor } from '../../src/core/state/quota/storage-quota.store.js';
+import { claimInbound } from '../../src/core/flows/inbound/inbound-queue.store.js';
+import { QueueClaimLost } from '../../src/core/flows/intake/intake-queue.store.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import { sql } from '../../src/storage/database.js';
 import { registry } from '../../src/telemetry/metric-registry.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, sendBody } from '../delivery/helpers.js';
 import { startDnsStub } from '../transport/dns-stub.js';
-import { signMessage } from '../../src/core/mail/dkim-sign.js';
+import { signMessage } from '../../src/core/state/mail/dkim-sign.js';
 import { rfc5322 } from './smtp-wire.js';
 import { mxPort, startSmtpTestServer } from './world.js';
 import { deliverToMx, dkimKey, mxRefusal } from './mx-peer.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf } from '../delivery/helpers.js';
-import { prepareForTransfer } from '../../src/core/mail/raw-headers.js';
+import { prepareForTransfer } from '../../src/core/state/mail/raw-headers.js';
 import { rfc5322, type SmtpWire } from './smtp-wire.js';
 import { addAlias, loggedInWire, startSmtpTestServer } from './world.js';
 

@@ -4,8 +4,8 @@ import { rowsOf } from '../delivery/helpers.js';
 import { writeQueuedSubmissions } from '../support/intake-queue.js';
 import { rfc5322, type SmtpWire } from './smtp-wire.js';
 import { loggedInWire, startSmtpTestServer } from './world.js';
-import { SenderReadCache } from '../../src/core/delivery/submission/sender-read-cache.js';
-import type { SenderAtMailFrom } from '../../src/core/delivery/submission/sender-identity.store.js';
+import { SenderReadCache } from '../../src/core/flows/submission/sender-read-cache.js';
+import type { SenderAtMailFrom } from '../../src/core/flows/submission/sender-identity.store.js';
 
 // A session's MAIL FROM read (sender identity, quota, policy layers) is reused by its next MAIL
 // FROM of the same address for AUTH_CACHE_TTL (docs/api.md, "Queued submission on 587"); a

@@ -4,9 +4,9 @@ import { rowsOf } from '../delivery/helpers.js';
 import { submissionQueueWorker, writeQueuedSubmissions } from '../support/intake-queue.js';
 import { rfc5322, type SmtpWire } from './smtp-wire.js';
 import { loggedInWire, startSmtpTestServer } from './world.js';
-import { reservationFor } from '../../src/core/quota/storage-quota.store.js';
-import { claimSubmissions } from '../../src/core/delivery/submission/submission-queue.store.js';
-import { QueueClaimLost } from '../../src/core/delivery/intake/intake-queue.store.js';
+import { reservationFor } from '../../src/core/state/quota/storage-quota.store.js';
+import { claimSubmissions } from '../../src/core/flows/submission/submission-queue.store.js';
+import { QueueClaimLost } from '../../src/core/flows/intake/intake-queue.store.js';
 
 // Queued submission on port 587 (docs/api.md, "Queued intake"): every decision before the 250,
 // which follows the commit of one submission_queue row; the worker writes the message behind it

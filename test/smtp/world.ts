@@ -3,7 +3,7 @@ import { deliveredAfter } from '../support/intake-queue.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type StartTestOptions, type TestServer } from '../support/harness.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 import { sql } from '../../src/storage/database.js';
 import { SmtpWire } from './smtp-wire.js';
 

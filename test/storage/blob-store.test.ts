@@ -5,13 +5,13 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 import { FsBlobStore } from '../../src/storage/blobs/fs-blob-store.js';
 import { BLOB_CHUNK_BYTES, PgBlobStore } from '../../src/storage/blobs/pg-blob-store.js';
 import { FairGate } from '../../src/storage/fair-gate.js';
 import type { BlobStore } from '../../src/storage/blobs/blob-store.js';
 import { BlobTooLargeError } from '../../src/storage/errors.js';
-import { toAppError } from '../../src/core/error-mapping.js';
+import { toAppError } from '../../src/core/base/error-mapping.js';
 
 // Both blob stores (src/storage/blobs) on this project's engine: bytes round-trip across chunk
 // boundaries, a put streams (memory independent of the blob's size), BlobTooLargeError leaves

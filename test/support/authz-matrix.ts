@@ -1,5 +1,5 @@
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
-import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
+import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/access/scopes.js';
 import { mintToken, seedHeldMessage, seedMessage, type MailboxFixture } from './tenants.js';
 import { send, type FixtureCaller, type MatrixWorld } from './route-fixtures.js';
 

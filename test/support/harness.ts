@@ -5,11 +5,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime, type Role, type Runtime } from '../../src/runtime/runtime.js';
-import { silentLogger, type Logger } from '../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../src/core/base/logger.js';
 import { registerSmtp } from './intake-queue.js';
-import { upsertDomain } from '../../src/core/domains/domain.store.js';
-import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/tokens/scopes.js';
-import type { Clock } from '../../src/core/time.js';
+import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
+import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/access/scopes.js';
+import type { Clock } from '../../src/core/base/time.js';
 
 /** Which engine this vitest project runs against (vitest.config.ts sets it per project). */
 export const ENGINE = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres') as 'postgres' | 'pglite';

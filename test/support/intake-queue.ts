@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from '../../src/storage/database.js';
-import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/delivery/intake/intake-queue.worker.js';
-import type { ClaimedRow } from '../../src/core/delivery/intake/intake-queue.store.js';
+import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/flows/intake/intake-queue.worker.js';
+import type { ClaimedRow } from '../../src/core/flows/intake/intake-queue.store.js';
 import type { Services } from '../../src/core/services.js';
-import type { QueuedInbound } from '../../src/core/delivery/receiving/inbound-queue.store.js';
-import type { QueuedSubmission } from '../../src/core/delivery/submission/submission-queue.store.js';
-import { InboundQueue } from '../../src/core/delivery/receiving/inbound-queue.js';
-import { SubmissionQueue } from '../../src/core/delivery/submission/submission-queue.js';
-import { silentLogger } from '../../src/core/logger.js';
+import type { QueuedInbound } from '../../src/core/flows/inbound/inbound-queue.store.js';
+import type { QueuedSubmission } from '../../src/core/flows/submission/submission-queue.store.js';
+import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
+import { SubmissionQueue } from '../../src/core/flows/submission/submission-queue.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 
 /**

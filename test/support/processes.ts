@@ -365,9 +365,9 @@ export async function seedDomain(
 ): Promise<{ name: string; domainId: string; token: string }> {
   const { loadConfig } = await import('../../src/config/config.js');
   const { startRuntime } = await import('../../src/runtime/runtime.js');
-  const { silentLogger } = await import('../../src/core/logger.js');
-  const { upsertDomain } = await import('../../src/core/domains/domain.store.js');
-  const { DOMAIN_TOKEN_SCOPES } = await import('../../src/core/tokens/scopes.js');
+  const { silentLogger } = await import('../../src/core/base/logger.js');
+  const { upsertDomain } = await import('../../src/core/state/domains/domain.store.js');
+  const { DOMAIN_TOKEN_SCOPES } = await import('../../src/core/access/scopes.js');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-seed-'));
   const seed = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: dataDir }), { roles: [], log: silentLogger });
   try {

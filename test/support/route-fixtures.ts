@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
+import { MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/access/scopes.js';
 import type { TestServer } from './harness.js';
 import { createTenants, mintToken, seedHeldMessage, seedMessage, setMailboxPassword, type Tenants } from './tenants.js';
 import { seedMessageWithRaw } from '../transport/download-fixtures.js';
-import { insertWebhook } from '../../src/core/webhooks/webhook.store.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { insertWebhook } from '../../src/core/flows/webhooks/webhook.store.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 
 /**
  * How to build one valid request per HTTP route, for the authorization matrix. Every request

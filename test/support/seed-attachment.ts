@@ -1,5 +1,5 @@
-import { insertAttachment } from '../../src/core/attachments/attachment.store.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { insertAttachment } from '../../src/core/state/attachments/attachment.store.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 import { sql } from '../../src/storage/database.js';
 import type { TestServer } from './harness.js';
 import { seedMessage } from './seed-messages.js';

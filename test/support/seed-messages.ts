@@ -1,7 +1,7 @@
 import { sql } from '../../src/storage/database.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 import type { MailboxEvent } from '../../src/types/mailbox-event.js';
-import type { Scope } from '../../src/core/tokens/scopes.js';
+import type { Scope } from '../../src/core/access/scopes.js';
 import type { TestServer } from './harness.js';
 
 /**

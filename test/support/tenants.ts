@@ -1,8 +1,8 @@
 import { sql } from '../../src/storage/database.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
-import { hashPassword } from '../../src/core/auth/password.js';
-import type { Clock } from '../../src/core/time.js';
-import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/tokens/scopes.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
+import { hashPassword } from '../../src/core/access/password.js';
+import type { Clock } from '../../src/core/base/time.js';
+import { DOMAIN_TOKEN_SCOPES, MAILBOX_TOKEN_SCOPES, type Scope, type TokenKind } from '../../src/core/access/scopes.js';
 import type { TestServer } from './harness.js';
 
 // Seeding helpers for the security tests: tokens minted straight through the core (any scope
@@ -120,7 +120,7 @@ export async function seedHeldMessage(
   mailbox: { mailboxId: string; address: string; domainId: string },
   sentByTokenId: string | null = null,
 ): Promise<SeededMessage> {
-  const { writeOutbound } = await import('../../src/core/delivery/sending/outbound.store.js');
+  const { writeOutbound } = await import('../../src/core/flows/sending/outbound.store.js');
   const services = server.runtime.services;
   const ref = { id: mailbox.mailboxId, address: mailbox.address, domainId: mailbox.domainId, displayName: '' };
   const written = await services.db.tx((trx) =>

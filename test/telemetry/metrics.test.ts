@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { sendBody, twoMailboxes } from '../delivery/helpers.js';
-import { appendEvent } from '../../src/core/events/event-log.js';
+import { appendEvent } from '../../src/core/state/events/event-log.js';
 
 // GET /metrics on a real server: request rate and latency per route template, and the gauges
 // read from the database at scrape time (outbox queue depth and age, event-log lag).

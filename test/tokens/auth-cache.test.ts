@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { TokenAuthenticator } from '../../src/core/tokens/token-authenticator.js';
-import { TokenStore, type PrincipalRow } from '../../src/core/tokens/token.store.js';
+import { TokenAuthenticator } from '../../src/core/access/token-authenticator.js';
+import { TokenStore, type PrincipalRow } from '../../src/core/access/token.store.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintToken } from '../support/tenants.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintToken, setMailboxPassword } from '../support/tenants.js';
 import { boundClient } from '../reliability/support/client-address.js';
-import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/tokens/scopes.js';
+import { DEFAULT_INTEGRATION_SCOPES } from '../../src/core/access/scopes.js';
 
 // Password login (spec rules 1–3, docs/contract.md, docs/trust.md): reuse a revealable token that
 // login or bootstrap created with exactly the default integration scopes, else mint one; wrong password and unknown mailbox are the same 401;

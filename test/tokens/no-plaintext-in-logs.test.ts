@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { setMailboxPassword } from '../support/tenants.js';
 import { createPinoLogger } from '../../src/logging/pino-logger.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
 
 // A plaintext token or password must never reach a log line (docs/contract.md: at rest only a hash and,
 // briefly, ciphertext). The server logs at debug level into memory while every flow that

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { isRevealable, revealableSql, tokenRefusal, validTokenSql } from '../../src/core/tokens/token.store.js';
+import { isRevealable, revealableSql, tokenRefusal, validTokenSql } from '../../src/core/access/token.store.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintToken } from '../support/tenants.js';
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
-import { claimDueJob } from '../../src/core/delivery/outbound/outbox-job.store.js';
-import { renewLease } from '../../src/core/delivery/outbound/job-lease.js';
-import { retryDelayMs } from '../../src/core/delivery/outbound/retry.js';
+import { claimDueJob } from '../../src/core/flows/outbound/outbox-job.store.js';
+import { renewLease } from '../../src/core/flows/outbound/job-lease.js';
+import { retryDelayMs } from '../../src/core/flows/outbound/retry.js';
 import { startSink } from './smtp-sink.js';
 import { fastWorker, recipientsOfMessage, runWorkerUntil, startTransportServer } from './world.js';
 

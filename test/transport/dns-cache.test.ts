@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dnsResolver } from '../../src/core/delivery/dns-resolver.js';
+import { dnsResolver } from '../../src/core/base/net/dns-resolver.js';
 import { startDnsStub } from './dns-stub.js';
 
 // DNS_CACHE_TTL: the inbound checks ask the same SPF/DMARC questions for every message of a

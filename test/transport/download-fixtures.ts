@@ -1,7 +1,7 @@
 import type { TestServer } from '../support/harness.js';
 import { seedMessage } from '../support/tenants.js';
-import { insertAttachment } from '../../src/core/attachments/attachment.store.js';
-import { ID_PREFIX, newId } from '../../src/core/ids.js';
+import { insertAttachment } from '../../src/core/state/attachments/attachment.store.js';
+import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
 import { sql } from '../../src/storage/database.js';
 
 /** A seeded inbound message with a raw source and one attachment in the blob store. */

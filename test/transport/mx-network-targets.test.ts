@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, sendBody } from '../delivery/helpers.js';
-import { withoutAddresses } from '../../src/core/delivery/outbound/smtp-send.js';
+import { withoutAddresses } from '../../src/core/flows/outbound/smtp-send.js';
 import { startDnsStub } from './dns-stub.js';
 import { recipientsOfMessage, runWorkerUntil, startTransportServer } from './world.js';
 

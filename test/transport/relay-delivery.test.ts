@@ -66,7 +66,7 @@ describe('external delivery through SMTP_RELAY_URL', () => {
       value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/),
     });
     dns.records[record.name] = { TXT: [record.value] };
-    const resolver = (await import('../../src/core/delivery/dns-resolver.js')).dnsResolver(dns.server);
+    const resolver = (await import('../../src/core/base/net/dns-resolver.js')).dnsResolver(dns.server);
     const verdict = await authenticate(message.raw, {
       ip: '127.0.0.1',
       helo: 'mail.test',

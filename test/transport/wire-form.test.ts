@@ -77,7 +77,7 @@ const bodyOf = (raw: Buffer) => raw.subarray(raw.indexOf('\r\n\r\n') + 4);
 async function dkimVerdict(w: World, raw: Buffer) {
   const record = (await w.server.api(w.domain.token).get('/api/domain/dkim')).body.data;
   dns.records[record.name] = { TXT: [record.value] };
-  const resolver = (await import('../../src/core/delivery/dns-resolver.js')).dnsResolver(dns.server);
+  const resolver = (await import('../../src/core/base/net/dns-resolver.js')).dnsResolver(dns.server);
   const verdict = await authenticate(raw, {
     ip: '127.0.0.1',
     helo: 'mail.test',

@@ -1,5 +1,5 @@
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { OutboxWorker } from '../../src/core/delivery/outbound/outbox-worker.js';
+import { OutboxWorker } from '../../src/core/flows/outbound/outbox-worker.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
 
 /** The API (and SMTP) without the worker role: tests drive their own workers with short backoff. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { TokenLookupLanes } from '../../src/core/tokens/token-lookup-lanes.js';
-import { TokenVerdicts } from '../../src/core/tokens/token-verdicts.js';
-import { PasswordHashGate } from '../../src/core/auth/password-hash-gate.js';
-import { AppError } from '../../src/core/errors.js';
+import { TokenLookupLanes } from '../../src/core/access/token-lookup-lanes.js';
+import { TokenVerdicts } from '../../src/core/access/token-verdicts.js';
+import { PasswordHashGate } from '../../src/core/access/password-hash-gate.js';
+import { AppError } from '../../src/core/base/errors.js';
 
 // The pieces that bound what one client address costs (docs/api.md, "Authentication throttling").
 

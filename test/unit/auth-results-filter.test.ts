@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { OurAuthResultsFilter, withoutOurAuthResults } from '../../src/core/mail/auth-results-filter.js';
+import { OurAuthResultsFilter, withoutOurAuthResults } from '../../src/core/state/mail/auth-results-filter.js';
 
 // Arriving Authentication-Results fields with our authserv-id are removed (RFC 8601 §5), from the
 // top-level header only. A small message is filtered whole (withoutOurAuthResults), a large one as

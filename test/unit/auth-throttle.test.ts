@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AuthThrottle, clientKey } from '../../src/core/auth/auth-throttle.js';
-import { AppError } from '../../src/core/errors.js';
+import { AuthThrottle, clientKey } from '../../src/core/access/auth-throttle.js';
+import { AppError } from '../../src/core/base/errors.js';
 
 // The credential-failure budget (docs/api.md, "Brute force and revocation"), in memory.
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startBatchedPass } from '../../src/core/housekeeping/batched-pass.js';
+import { startBatchedPass } from '../../src/core/base/loops/batched-pass.js';
 
 /** Resolves once `cond` holds (polled; the timers here are real, the machine may be busy). */
 async function until(cond: () => boolean): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ALNUM, withoutAddresses } from '../../src/core/extraction/one-time-codes.js';
+import { ALNUM, withoutAddresses } from '../../src/core/state/extraction/one-time-codes.js';
 
 // The extraction's fast forms must find exactly what their plain forms find (one-time-codes.ts):
 // the plain patterns are the reference here, run on random text from the characters that matter.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { CursorCodec } from '../../src/core/paging/cursor.js';
-import { AppError } from '../../src/core/errors.js';
+import { CursorCodec } from '../../src/core/base/paging/cursor.js';
+import { AppError } from '../../src/core/base/errors.js';
 
 const position = z.object({ t: z.number(), i: z.string() });
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Extracted } from '../../src/core/extraction/extract.js';
+import type { Extracted } from '../../src/core/state/extraction/extract.js';
 import {
   EXTRACTION_DIR,
   extractCorpus,
@@ -58,7 +58,7 @@ describe('one-time code extraction on the fixture corpus', () => {
 
 describe('one-time codes beside addresses', () => {
   it('never takes the digits of an address for a code, wherever the address sits in its word', async () => {
-    const { findOneTimeCodes } = await import('../../src/core/extraction/one-time-codes.js');
+    const { findOneTimeCodes } = await import('../../src/core/state/extraction/one-time-codes.js');
     const body = [
       'Write to agent482913@example.com if this was not you.',
       'Forwarded by <billing-771204@mail.example.org>: your verification code is 305118.',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../src/core/ids.js';
+import { newId } from '../../src/core/base/ids.js';
 
-// newId (src/core/ids.ts): prefix, 10 time chars, 16 random chars; unique, sorted by creation,
+// newId (src/core/base/ids.ts): prefix, 10 time chars, 16 random chars; unique, sorted by creation,
 // counting up within a millisecond; random bytes come from a pool refilled every 4 KiB.
 
 describe('newId', () => {

@@ -2,10 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkMimeStructure, MIME_LIMITS } from '../../src/core/mail/mime-caps.js';
-import { parseMime } from '../../src/core/mail/mime-parse.js';
-import { topHeaderLines } from '../../src/core/mail/raw-headers.js';
-import { allFromAddresses } from '../../src/core/mail/author-fields.js';
+import { checkMimeStructure, MIME_LIMITS } from '../../src/core/state/mail/mime-caps.js';
+import { parseMime } from '../../src/core/state/mail/mime-parse.js';
+import { topHeaderLines } from '../../src/core/state/mail/raw-headers.js';
+import { allFromAddresses } from '../../src/core/state/mail/author-fields.js';
 import { FsBlobStore } from '../../src/storage/blobs/fs-blob-store.js';
 
 // Queued intake (docs/api.md) refuses with checkMimeStructure before the 250 and parses behind it

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPermittedTarget, isPublicAddress, partitionTargets } from '../../src/core/net/network-targets.js';
+import { isPermittedTarget, isPublicAddress, partitionTargets } from '../../src/core/base/net/network-targets.js';
 
 describe('network targets (docs/api.md, Network targets)', () => {
   const refused = [

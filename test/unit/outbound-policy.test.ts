@@ -1,16 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { firstMatch, matchesPattern, patternCovers } from '../../src/core/policy/recipient-pattern.js';
+import { firstMatch, matchesPattern, patternCovers } from '../../src/core/access/recipient-pattern.js';
 import {
   assertWithin,
   effectivePolicy,
   narrow,
   UNRESTRICTED,
   type PolicyLayer,
-} from '../../src/core/policy/effective-policy.js';
-import { approvalHold, countRefusal, isExternal, recipientRefusal } from '../../src/core/policy/policy-decision.js';
-import { DEFAULT_MAILBOX_POLICY, type TokenPolicy } from '../../src/core/policy/policy.schemas.js';
-import { automationOf } from '../../src/core/policy/loop-guard.js';
+} from '../../src/core/access/effective-policy.js';
+import {
+  approvalHold,
+  countRefusal,
+  isExternal,
+  recipientRefusal,
+} from '../../src/core/flows/policy/policy-decision.js';
+import { DEFAULT_MAILBOX_POLICY, type TokenPolicy } from '../../src/core/access/policy.schemas.js';
+import { automationOf } from '../../src/core/flows/policy/loop-guard.js';
 import { drawMarker, fencedText } from '../../src/channels/mcp/untrusted-text.js';
 
 describe('recipient patterns', () => {

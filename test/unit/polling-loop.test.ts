@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PollingLoop } from '../../src/core/housekeeping/polling-loop.js';
+import { PollingLoop } from '../../src/core/base/loops/polling-loop.js';
 
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { replyTextOf } from '../../src/core/extraction/reply-text.js';
+import { replyTextOf } from '../../src/core/state/extraction/reply-text.js';
 import { REPLY_SEPARATOR as SEPARATOR, scoreReplies } from '../../bench/extraction/corpus.js';
 
 // Quote stripping measured on a corpus of replies as common clients write them (Gmail, Outlook,

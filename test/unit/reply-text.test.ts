@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { packageStringReverse, reverseCodeUnits } from '../../src/core/extraction/reply-text.js';
+import { packageStringReverse, reverseCodeUnits } from '../../src/core/state/extraction/reply-text.js';
 
-// src/core/extraction/reply-text.ts replaces email-reply-parser's character-by-character reverse
+// src/core/state/extraction/reply-text.ts replaces email-reply-parser's character-by-character reverse
 // with a Buffer one; it must return exactly what the package's own did, for any text.
 const DIR = path.resolve(import.meta.dirname, '../fixtures/replies');
 

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { passwordSchema, setPasswordInputSchema, PASSWORD_LENGTH } from '../../src/core/mailboxes/mailbox.schemas.js';
-import { assertRecipientCap } from '../../src/core/delivery/recipient-cap.js';
-import { retryAfterSeconds } from '../../src/core/ratelimit/limiter.js';
-import { parseInput } from '../../src/core/validation.js';
+import {
+  passwordSchema,
+  setPasswordInputSchema,
+  PASSWORD_LENGTH,
+} from '../../src/core/state/mailboxes/mailbox.schemas.js';
+import { assertRecipientCap } from '../../src/core/flows/delivery/recipient-cap.js';
+import { retryAfterSeconds } from '../../src/core/base/ratelimit/limiter.js';
+import { parseInput } from '../../src/core/base/validation.js';
 import { z } from 'zod';
 
 // Small rules written once and shared by several callers (docs/api.md). Each caller's

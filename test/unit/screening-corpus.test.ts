@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { SCREENING_DIR, loadCorpus, screenCorpus, scoreScreening } from '../../bench/screening/corpus.js';
-import { screenMessage } from '../../src/core/screening/screen.js';
-import { DEFAULT_HOLD_THRESHOLD } from '../../src/core/screening/weights.js';
+import { screenMessage } from '../../src/core/state/screening/screen.js';
+import { DEFAULT_HOLD_THRESHOLD } from '../../src/core/state/screening/weights.js';
 
 // The screening corpus (test/fixtures/screening): hostile and ordinary mail scored at the default
 // threshold. The floors sit below the measured figures (docs/screening.md) by one or two mails, so

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { secretIn } from '../../src/core/policy/secret-in-body.js';
-import { mintTokenPlaintext } from '../../src/core/tokens/token-format.js';
+import { secretIn } from '../../src/core/flows/policy/secret-in-body.js';
+import { mintTokenPlaintext } from '../../src/core/access/token-format.js';
 
 describe('secretIn (the outbound check of rule secretInBody)', () => {
   it.each([

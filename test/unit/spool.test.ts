@@ -1,8 +1,8 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { heldIfSmall, spool } from '../../src/core/mail/spool.js';
+import { heldIfSmall, spool } from '../../src/core/state/mail/spool.js';
 
-// spool (src/core/mail/spool.ts): a message within the limit is held in memory (written inside the
+// spool (src/core/state/mail/spool.ts): a message within the limit is held in memory (written inside the
 // transaction later); past it, every byte goes to the streaming store in order, none held whole.
 
 const pieces = (sizes: number[]) => Readable.from(sizes.map((n, i) => Buffer.alloc(n, 97 + i)));

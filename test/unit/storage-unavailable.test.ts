@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ConnectionException } from '@mikro-orm/core';
 import { isStorageUnavailable } from '../../src/storage/errors.js';
-import { AppError } from '../../src/core/errors.js';
+import { AppError } from '../../src/core/base/errors.js';
 
 // Which errors mean "the database is unreachable right now" (503 / 451 4.3.0, the client retries)
 // rather than a bug (500). The errors are the ones node-postgres really raises: found by the

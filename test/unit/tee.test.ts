@@ -1,9 +1,9 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { tee } from '../../src/core/mail/tee.js';
+import { tee } from '../../src/core/state/mail/tee.js';
 
-// tee (src/core/mail/tee.ts): every branch gets every byte at the slowest reader's pace; a branch
+// tee (src/core/state/mail/tee.ts): every branch gets every byte at the slowest reader's pace; a branch
 // whose reader gives up (the verifier after the header) never holds up the others or the sender.
 
 const total = (r: Readable) =>

@@ -35,7 +35,7 @@ describe('which test files run on both engines', () => {
       'test/a/dynamic.test.ts': `const h = await import(${q('../support/harness.js')});\n`,
       'test/a/side-effect.test.ts': `import ${q('../support/helper.js')};\n`,
       'test/a/mocked.test.ts': `vi.mock(${q('../support/helper.js')});\n`,
-      'test/a/pure.test.ts': `import { x } from ${q('../../src/core/ids.js')};\n`,
+      'test/a/pure.test.ts': `import { x } from ${q('../../src/core/base/ids.js')};\n`,
       'test/a/cycle.test.ts': `import ${q('./cycle-b.js')};\n`,
       'test/a/cycle-b.ts': `import ${q('./cycle.test.js')};\n`,
     });

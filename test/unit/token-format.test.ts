@@ -4,9 +4,9 @@ import {
   hashToken,
   mintTokenPlaintext,
   tokenDisplayPrefix,
-} from '../../src/core/tokens/token-format.js';
-import { parseServerKey } from '../../src/core/keys/server-key.js';
-import { TokenCipher } from '../../src/core/tokens/token-cipher.js';
+} from '../../src/core/access/token-format.js';
+import { parseServerKey } from '../../src/core/base/keys/server-key.js';
+import { TokenCipher } from '../../src/core/access/token-cipher.js';
 import { randomBytes } from 'node:crypto';
 
 describe('token format', () => {

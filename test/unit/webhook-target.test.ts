@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWebhookUrl, resolveWebhookTarget } from '../../src/core/webhooks/webhook-target.js';
+import { parseWebhookUrl, resolveWebhookTarget } from '../../src/core/flows/webhooks/webhook-target.js';
 
 // The network-target rule as webhooks apply it (docs/api.md, "Network targets"): no loopback,
 // private, link-local (cloud metadata) or reserved address unless ALLOW_PRIVATE_NETWORK_TARGETS.

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { prepareForTransfer } from '../../src/core/mail/raw-headers.js';
-import { RawGuard, DEFAULT_HEADER_LIMITS, MAX_LINE_OCTETS } from '../../src/core/mail/raw-guard.js';
-import { hasEightBitOctets, needsSmtpUtf8, toSevenBit } from '../../src/core/mail/seven-bit.js';
-import { envelopeAddress, isAddress, isDomainName, normalizeAddress } from '../../src/core/address.js';
+import { prepareForTransfer } from '../../src/core/state/mail/raw-headers.js';
+import { RawGuard, DEFAULT_HEADER_LIMITS, MAX_LINE_OCTETS } from '../../src/core/state/mail/raw-guard.js';
+import { hasEightBitOctets, needsSmtpUtf8, toSevenBit } from '../../src/core/state/mail/seven-bit.js';
+import { envelopeAddress, isAddress, isDomainName, normalizeAddress } from '../../src/core/base/address.js';
 
 const crlf = (...lines: string[]) => Buffer.from(lines.join('\r\n'));
 
@@ -105,7 +105,7 @@ describe('internationalized addresses (RFC 6531)', () => {
 
 describe('internationalized hosted domains', () => {
   it('are stored in one form whichever form a resource or a caller names them in', async () => {
-    const { normalizeDomain } = await import('../../src/core/address.js');
+    const { normalizeDomain } = await import('../../src/core/base/address.js');
     expect(normalizeDomain(' XN--BCHER-KVA.Example ')).toBe('bücher.example');
     expect(normalizeDomain('Bücher.Example')).toBe('bücher.example');
     expect(normalizeDomain('example.test')).toBe('example.test');

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { seedBulk } from '../support/seed-messages.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
-import { WebhookWorker, webhookLeaseMs } from '../../src/core/webhooks/webhook-worker.js';
+import { WebhookWorker, webhookLeaseMs } from '../../src/core/flows/webhooks/webhook-worker.js';
 
 // The webhook lease rule (docs/api.md, "Webhooks"): a claimed delivery is leased for
 // max(WORKER_LEASE, 3 × WEBHOOK_TIMEOUT). Two workers share one outbox with a WORKER_LEASE far

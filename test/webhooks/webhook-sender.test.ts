@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
-import { sendWebhook } from '../../src/core/webhooks/webhook-sender.js';
+import { sendWebhook } from '../../src/core/flows/webhooks/webhook-sender.js';
 import type { MailboxEvent } from '../../src/types/mailbox-event.js';
 
 // The two time limits of one attempt (docs/webhooks.md, "What is sent"): a listener whose accept

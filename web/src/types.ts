@@ -64,7 +64,7 @@ export interface MailboxView {
   displayName: string;
 }
 
-/** Every scope a mailbox token can hold (src/core/tokens/scopes.ts), with what it allows. */
+/** Every scope a mailbox token can hold (src/core/access/scopes.ts), with what it allows. */
 export const MAILBOX_SCOPES: { scope: string; what: string; domainOnly?: boolean }[] = [
   { scope: 'MailboxRead', what: 'read messages, threads, search, audit' },
   { scope: 'MailboxSend', what: 'send and reply' },

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/base/logger.js';
 
 /**
  * One `http.request` line per request, outermost so it sees the final status the envelope chose:

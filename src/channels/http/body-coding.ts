@@ -1,5 +1,5 @@
 import type { ParameterizedContext } from 'koa';
-import { AppError } from '../../core/errors.js';
+import { AppError } from '../../core/base/errors.js';
 
 /**
  * Request bodies are accepted uncompressed only. RFC 9110 §8.4.1 lets a server answer 415 to a

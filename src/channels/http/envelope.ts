@@ -1,9 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { AppError, type ErrorCode } from '../../core/errors.js';
-import { isUnexpected, toAppError } from '../../core/error-mapping.js';
-import type { Logger } from '../../core/logger.js';
+import { AppError, type ErrorCode } from '../../core/base/errors.js';
+import { isUnexpected, toAppError } from '../../core/base/error-mapping.js';
+import type { Logger } from '../../core/base/logger.js';
 import { currentTraceId, currentTraceparent, withServerSpan } from '../../telemetry/tracing.js';
 
 /** EnvelopMessage, the spec's wrapper of every HTTP response body, plus the stable `errorCode`. */

@@ -1,4 +1,4 @@
-import { ERRORS } from '../../core/errors.js';
+import { ERRORS } from '../../core/base/errors.js';
 import type { RouteSpec } from './route.js';
 
 /** The envelope around `data` (the spec's EnvelopMessage). */

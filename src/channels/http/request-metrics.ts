@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { toAppError } from '../../core/error-mapping.js';
+import { toAppError } from '../../core/base/error-mapping.js';
 import { httpDuration, httpRequests } from '../../telemetry/metric-registry.js';
 
 /** Bounded label values: a client cannot grow the series count with made-up methods or paths. */

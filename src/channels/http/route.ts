@@ -1,10 +1,10 @@
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
-import { AppError } from '../../core/errors.js';
-import type { Principal } from '../../core/auth/principal.js';
-import type { Scope, TokenKind } from '../../core/tokens/scopes.js';
+import { AppError } from '../../core/base/errors.js';
+import type { Principal } from '../../core/access/principal.js';
+import type { Scope, TokenKind } from '../../core/access/scopes.js';
 import type { Services } from '../../core/services.js';
-import type { MarkedRead } from '../../core/messages/change-mark.js';
+import type { MarkedRead } from '../../core/state/messages/change-mark.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -1,9 +1,9 @@
 import { PassThrough, Writable } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { koaBody, HttpMethodEnum } from 'koa-body';
-import { AppError } from '../../core/errors.js';
-import { tooLarge } from '../../core/error-mapping.js';
-import type { AttachmentService, StagedUpload } from '../../core/attachments/attachment.service.js';
+import { AppError } from '../../core/base/errors.js';
+import { tooLarge } from '../../core/base/error-mapping.js';
+import type { AttachmentService, StagedUpload } from '../../core/state/attachments/attachment.service.js';
 import { assertIdentityCoding } from './body-coding.js';
 
 /** Room for boundaries, part headers and the mailboxAddress field around the file itself. */

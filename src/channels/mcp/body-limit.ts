@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { AppError } from '../../core/errors.js';
+import { AppError } from '../../core/base/errors.js';
 
 /** The one tool whose request may carry an attachment (base64 in the JSON). */
 const LARGE_TOOL = 'upload_attachment';

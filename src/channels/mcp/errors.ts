@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { AppError } from '../../core/errors.js';
-import { isUnexpected, toAppError } from '../../core/error-mapping.js';
-import { parseInput } from '../../core/validation.js';
-import type { Logger } from '../../core/logger.js';
+import type { AppError } from '../../core/base/errors.js';
+import { isUnexpected, toAppError } from '../../core/base/error-mapping.js';
+import { parseInput } from '../../core/base/validation.js';
+import type { Logger } from '../../core/base/logger.js';
 import { errorPayload, type ErrorPayload } from '../shared/error-payload.js';
 
 /** The error payload of a tool: `{ code, errorCode, errMsg, retryAfterSeconds? }` (channels/shared). */

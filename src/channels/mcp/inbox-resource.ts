@@ -1,6 +1,6 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Principal } from '../../core/auth/principal.js';
-import { isAppError } from '../../core/errors.js';
+import type { Principal } from '../../core/access/principal.js';
+import { isAppError } from '../../core/base/errors.js';
 import type { Services } from '../../core/services.js';
 import { resourceError } from './errors.js';
 

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Principal } from '../../core/auth/principal.js';
+import type { Principal } from '../../core/access/principal.js';
 import type { Services } from '../../core/services.js';
 import { bearerToken } from '../shared/bearer-token.js';
 import { buildMcpServer, buildToolCatalog } from './server.js';

@@ -1,5 +1,5 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
-import type { Principal } from '../../core/auth/principal.js';
+import type { Principal } from '../../core/access/principal.js';
 import type { Services } from '../../core/services.js';
 import { EVENTS_EXTENSION } from './events/catalog.js';
 import { registerEventHandlers } from './events/handlers.js';

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError } from '../../core/errors.js';
+import { AppError } from '../../core/base/errors.js';
 // The same policy as the real-time hub (no Origin or same-origin pass, others only when listed).
 import { OriginPolicy } from '../shared/origin-policy.js';
 

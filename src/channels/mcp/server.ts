@@ -8,7 +8,7 @@ import {
   McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../../core/auth/principal.js';
+import type { Principal } from '../../core/access/principal.js';
 import type { Services } from '../../core/services.js';
 import { runTool, toolDefinition, type McpTool, type ToolContext } from './tool.js';
 import { allTools } from './tools/index.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../../core/auth/principal.js';
+import type { Principal } from '../../core/access/principal.js';
 import type { Services } from '../../core/services.js';
 import { parseArguments, toolError } from './errors.js';
 

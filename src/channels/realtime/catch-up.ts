@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
-import type { EventService } from '../../core/events/event.service.js';
+import type { EventService } from '../../core/state/events/event.service.js';
 import { eventsEmitted } from '../../telemetry/metric-registry.js';
 import { FairGate } from '../../storage/fair-gate.js';
 import { resyncNotice, type FeedFollower, type MailboxFeed } from './mailbox-feed.js';

@@ -1,14 +1,14 @@
 import type { Socket } from 'socket.io';
 import { z } from 'zod';
-import { AppError } from '../../core/errors.js';
-import { isUnexpected, toAppError } from '../../core/error-mapping.js';
-import { parseInput } from '../../core/validation.js';
-import type { Logger } from '../../core/logger.js';
+import { AppError } from '../../core/base/errors.js';
+import { isUnexpected, toAppError } from '../../core/base/error-mapping.js';
+import { parseInput } from '../../core/base/validation.js';
+import type { Logger } from '../../core/base/logger.js';
 import { errorPayload, type ErrorPayload } from '../shared/error-payload.js';
 import type { ClientAddressOf } from '../shared/client-address.js';
-import type { MailboxRef, Principal } from '../../core/auth/principal.js';
+import type { MailboxRef, Principal } from '../../core/access/principal.js';
 import type { Services } from '../../core/services.js';
-import { eventIdSchema } from '../../core/events/event.schemas.js';
+import { eventIdSchema } from '../../core/state/events/event.schemas.js';
 import type { OriginPolicy } from '../shared/origin-policy.js';
 import { bearerToken } from '../shared/bearer-token.js';
 

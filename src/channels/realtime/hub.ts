@@ -1,10 +1,10 @@
 import type { Server, Socket } from 'socket.io';
 import type { Services } from '../../core/services.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
-import { subscriptionKey } from '../../core/events/event.service.js';
+import { subscriptionKey } from '../../core/state/events/event.service.js';
 import { eventsEmitted, socketsConnected } from '../../telemetry/metric-registry.js';
 import { CatchUp, roomOf } from './catch-up.js';
-import { AppError } from '../../core/errors.js';
+import { AppError } from '../../core/base/errors.js';
 import { socketError, type Subscriber } from './handshake.js';
 import { MailboxFeed } from './mailbox-feed.js';
 

@@ -1,7 +1,7 @@
-import type { MailboxRef } from '../../core/auth/principal.js';
+import type { MailboxRef } from '../../core/access/principal.js';
 import type { MailboxEvent } from '../../types/mailbox-event.js';
-import type { EventService, ReplayResult } from '../../core/events/event.service.js';
-import type { Logger } from '../../core/logger.js';
+import type { EventService, ReplayResult } from '../../core/state/events/event.service.js';
+import type { Logger } from '../../core/base/logger.js';
 
 /** A socket still catching up from the log: it sees every event the feed emits, in order. */
 export interface FeedFollower {

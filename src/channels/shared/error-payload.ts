@@ -1,4 +1,4 @@
-import type { AppError, ErrorCode } from '../../core/errors.js';
+import type { AppError, ErrorCode } from '../../core/base/errors.js';
 
 /**
  * What a client learns of a catalog error on MCP and Socket.IO, beside the HTTP envelope's same

@@ -1,7 +1,7 @@
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import { AppError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
-import { RawGuard, type RawLimits } from '../../core/mail/raw-guard.js';
+import { AppError } from '../../core/base/errors.js';
+import type { Logger } from '../../core/base/logger.js';
+import { RawGuard, type RawLimits } from '../../core/state/mail/raw-guard.js';
 import { connectionOf } from './smtp-connection.js';
 import { smtpReply } from './replies.js';
 

@@ -1,6 +1,6 @@
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
-import { AppError } from '../../core/errors.js';
-import { isAscii } from '../../core/address.js';
+import { AppError } from '../../core/base/errors.js';
+import { isAscii } from '../../core/base/address.js';
 import type { Listener } from './session-state.js';
 
 /**

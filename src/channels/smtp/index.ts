@@ -1,5 +1,5 @@
 import type { Services } from '../../core/services.js';
-import { smtpHostname } from '../../core/delivery/mail-transport.js';
+import { smtpHostname } from '../../core/flows/delivery/mail-transport.js';
 import { listen } from '../shared/listen.js';
 import { loadTlsMaterial } from './tls-material.js';
 import { ClientLimits } from './client-limits.js';

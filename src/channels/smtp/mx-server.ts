@@ -1,6 +1,6 @@
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Services } from '../../core/services.js';
-import { DEFAULT_HEADER_LIMITS } from '../../core/mail/raw-guard.js';
+import { DEFAULT_HEADER_LIMITS } from '../../core/state/mail/raw-guard.js';
 import { MailboxSmtpServer } from './smtp-connection.js';
 import { commonOptions } from './server-options.js';
 import { stateOf } from './session-state.js';

@@ -1,7 +1,7 @@
 import type { SMTPServerError } from 'smtp-server';
-import { AppError, type ErrorCode } from '../../core/errors.js';
-import { isUnexpected, toAppError } from '../../core/error-mapping.js';
-import type { Logger } from '../../core/logger.js';
+import { AppError, type ErrorCode } from '../../core/base/errors.js';
+import { isUnexpected, toAppError } from '../../core/base/error-mapping.js';
+import type { Logger } from '../../core/base/logger.js';
 
 export interface SmtpReply {
   code: number;

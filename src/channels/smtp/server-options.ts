@@ -1,7 +1,7 @@
 import type { SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../../config/config.js';
-import type { Logger } from '../../core/logger.js';
-import { AppError } from '../../core/errors.js';
+import type { Logger } from '../../core/base/logger.js';
+import { AppError } from '../../core/base/errors.js';
 import type { TlsMaterial } from './tls-material.js';
 import type { ClientLimits } from './client-limits.js';
 import { openSession, stateOf, type Listener } from './session-state.js';

@@ -1,7 +1,7 @@
 import { context, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { SMTPServerSession } from 'smtp-server';
 import { tracer } from '../../telemetry/tracing.js';
-import type { InboundRecipient } from '../../core/delivery/receiving/inbound-envelope.js';
+import type { InboundRecipient } from '../../core/flows/inbound/inbound-envelope.js';
 import { smtpMessages, smtpSessions } from '../../telemetry/metric-registry.js';
 
 export type Listener = 'submission' | 'mx';

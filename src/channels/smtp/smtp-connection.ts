@@ -2,7 +2,7 @@ import type net from 'node:net';
 import type tls from 'node:tls';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
-import type { ErrorCode } from '../../core/errors.js';
+import type { ErrorCode } from '../../core/base/errors.js';
 import { catalogReply } from './replies.js';
 
 /** Longest command line, CRLF included (RFC 5321 §4.5.3.1.4). */

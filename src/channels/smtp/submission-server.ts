@@ -1,8 +1,8 @@
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
-import { AppError } from '../../core/errors.js';
+import { AppError } from '../../core/base/errors.js';
 import type { Services } from '../../core/services.js';
-import type { Submitter } from '../../core/delivery/submission/submission.service.js';
-import { DEFAULT_HEADER_LIMITS, MAX_LINE_OCTETS } from '../../core/mail/raw-guard.js';
+import type { Submitter } from '../../core/flows/submission/submission.service.js';
+import { DEFAULT_HEADER_LIMITS, MAX_LINE_OCTETS } from '../../core/state/mail/raw-guard.js';
 import { MailboxSmtpServer } from './smtp-connection.js';
 import { assertNoPlaintextAuth, commonOptions } from './server-options.js';
 import { stateOf } from './session-state.js';

@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * 10 KB body plus its GIN entries were about 2 of the 3.5 ms PostgreSQL spent on that INSERT
  * (bench/smtp, pg_stat_statements), the largest cost of SMTP intake. The column becomes a plain
  * one that the worker's search indexer fills, and a search first indexes whatever of its mailbox
- * is still waiting (src/core/search/search-index.store.ts), so results stay complete. DROP EXPRESSION
+ * is still waiting (src/core/state/search/search-index.store.ts), so results stay complete. DROP EXPRESSION
  * keeps every stored vector; the partial index finds the waiting rows.
  */
 export class Migration20270201000000SearchDeferred extends Migration {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../../src/config/config.js';
-import { silentLogger, type Logger } from '../../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../../src/core/base/logger.js';
 import { createPinoLogger } from '../../../src/logging/pino-logger.js';
 import { createScratchDatabase } from '../../support/harness.js';
 import {

@@ -6,8 +6,8 @@ import {
   mailboxPageSchema,
   passwordSetSchema,
   setPasswordInputSchema,
-} from '../../../core/mailboxes/mailbox.schemas.js';
-import { domainMailboxParamsSchema, idParam } from '../../../core/tokens/token.schemas.js';
+} from '../../../core/state/mailboxes/mailbox.schemas.js';
+import { domainMailboxParamsSchema, idParam } from '../../../core/access/token.schemas.js';
 import { tokenGovernanceRoutes } from './tokens.routes.js';
 
 const common = { auth: 'bearer', scope: 'DomainManage', tokenKinds: ['domain'] } as const;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { route, RawResponse, type RouteSpec } from '../route.js';
-import { mailboxAddressQuerySchema, messageIdParamsSchema } from '../../../core/messages/message.schemas.js';
-import { attachmentLocation } from '../../../core/attachments/attachment-download.js';
+import { mailboxAddressQuerySchema, messageIdParamsSchema } from '../../../core/state/messages/message.schemas.js';
+import { attachmentLocation } from '../../../core/state/attachments/attachment-download.js';
 import {
   attachmentParamsSchema,
   attachmentTextSchema,
-} from '../../../core/attachments/text/attachment-text.schemas.js';
+} from '../../../core/state/attachments/text/attachment-text.schemas.js';
 
 const both = ['mailbox', 'domain'] as const;
 const bytes = z.string().describe('the bytes (not the envelope)');

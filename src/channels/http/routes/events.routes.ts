@@ -1,5 +1,5 @@
 import { route, type RouteSpec } from '../route.js';
-import { eventPageSchema, listEventsInputSchema } from '../../../core/events/event.schemas.js';
+import { eventPageSchema, listEventsInputSchema } from '../../../core/state/events/event.schemas.js';
 
 /**
  * The event log over HTTP: the same log, ids and payloads as the real-time connection, for

@@ -1,5 +1,5 @@
 import { route, type RouteSpec } from '../route.js';
-import { loginInputSchema, loginResultSchema } from '../../../core/auth/login.schemas.js';
+import { loginInputSchema, loginResultSchema } from '../../../core/access/login.schemas.js';
 
 /**
  * Password login (spec): no bearer token; the credentials are the body. The result carries a

@@ -1,5 +1,5 @@
 import { route } from '../route.js';
-import { createMailboxInputSchema, mailboxCreatedSchema } from '../../../core/mailboxes/mailbox.schemas.js';
+import { createMailboxInputSchema, mailboxCreatedSchema } from '../../../core/state/mailboxes/mailbox.schemas.js';
 
 /** POST /api/mailboxes (spec, Mailboxes). */
 export const mailboxRoutes = [

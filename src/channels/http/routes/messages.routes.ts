@@ -1,6 +1,6 @@
 import { ChangeMarked, route, type RouteSpec } from '../route.js';
 import { etagOf, ifNoneMatchHas } from '../etag.js';
-import { releaseBodySchema, releaseResultSchema } from '../../../core/screening/release.schemas.js';
+import { releaseBodySchema, releaseResultSchema } from '../../../core/flows/inbound/release.schemas.js';
 import {
   bulkDeleteInputSchema,
   bulkDeleteResultSchema,
@@ -16,7 +16,7 @@ import {
   readStateResultSchema,
   threadIdParamsSchema,
   threadViewSchema,
-} from '../../../core/messages/message.schemas.js';
+} from '../../../core/state/messages/message.schemas.js';
 
 const both = ['mailbox', 'domain'] as const;
 

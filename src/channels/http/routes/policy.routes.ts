@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { route, type RouteSpec } from '../route.js';
-import { mailboxPolicyInputSchema, mailboxPolicyViewSchema } from '../../../core/policy/policy.schemas.js';
-import { approvalDecisionInputSchema, approvalResultSchema } from '../../../core/policy/approval.schemas.js';
-import { auditPageSchema, listAuditInputSchema } from '../../../core/audit/audit.schemas.js';
-import { domainMailboxParamsSchema } from '../../../core/tokens/token.schemas.js';
-import { messageIdParamsSchema } from '../../../core/messages/message.schemas.js';
+import { mailboxPolicyInputSchema, mailboxPolicyViewSchema } from '../../../core/access/policy.schemas.js';
+import { approvalDecisionInputSchema, approvalResultSchema } from '../../../core/flows/policy/approval.schemas.js';
+import { auditPageSchema, listAuditInputSchema } from '../../../core/state/audit/audit.schemas.js';
+import { domainMailboxParamsSchema } from '../../../core/access/token.schemas.js';
+import { messageIdParamsSchema } from '../../../core/state/messages/message.schemas.js';
 
 const both = ['mailbox', 'domain'] as const;
 const domainOnly = { auth: 'bearer', scope: 'DomainManage', tokenKinds: ['domain'] } as const;

@@ -1,5 +1,5 @@
 import { route, type RouteSpec } from '../route.js';
-import { searchInputSchema, searchPageSchema } from '../../../core/search/search.schemas.js';
+import { searchInputSchema, searchPageSchema } from '../../../core/state/search/search.schemas.js';
 
 /**
  * Full-text search (docs/contract.md, Agent-native reading). Listed before the message routes in

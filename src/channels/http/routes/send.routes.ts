@@ -8,9 +8,9 @@ import {
   sendInputSchema,
   cancelScheduleBodySchema,
   cancelScheduleResultSchema,
-} from '../../../core/delivery/sending/send.schemas.js';
-import { mailboxAddressQuerySchema } from '../../../core/messages/message.schemas.js';
-import { attachmentUploadedSchema } from '../../../core/attachments/attachment.schemas.js';
+} from '../../../core/flows/sending/send.schemas.js';
+import { mailboxAddressQuerySchema } from '../../../core/state/messages/message.schemas.js';
+import { attachmentUploadedSchema } from '../../../core/state/attachments/attachment.schemas.js';
 
 const idempotencyKeyOf = (header: string): string | undefined => header || undefined;
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { route, type RouteSpec } from '../route.js';
-import { domainMailboxParamsSchema } from '../../../core/tokens/token.schemas.js';
+import { domainMailboxParamsSchema } from '../../../core/access/token.schemas.js';
 import {
   domainStorageSchema,
   mailboxStorageSchema,
   setDomainStorageInputSchema,
   setMailboxStorageInputSchema,
-} from '../../../core/quota/storage.schemas.js';
+} from '../../../core/state/quota/storage.schemas.js';
 
 const domainOnly = { auth: 'bearer', scope: 'DomainManage', tokenKinds: ['domain'] } as const;
 

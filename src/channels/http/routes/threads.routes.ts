@@ -1,11 +1,11 @@
 import { route } from '../route.js';
-import { mailboxAddressQuerySchema, threadIdParamsSchema } from '../../../core/messages/message.schemas.js';
+import { mailboxAddressQuerySchema, threadIdParamsSchema } from '../../../core/state/messages/message.schemas.js';
 import {
   listThreadsInputSchema,
   setThreadStateBodySchema,
   threadPageSchema,
   threadSummarySchema,
-} from '../../../core/messages/thread-state.schemas.js';
+} from '../../../core/state/messages/thread-state.schemas.js';
 
 const both = ['mailbox', 'domain'] as const;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { route, type RouteInput, type RouteSpec } from '../route.js';
-import type { Governance } from '../../../core/tokens/token.views.js';
-import type { Scope, TokenKind } from '../../../core/tokens/scopes.js';
+import type { Governance } from '../../../core/access/token.views.js';
+import type { Scope, TokenKind } from '../../../core/access/scopes.js';
 import {
   createTokenInputSchema,
   idParam,
@@ -9,7 +9,7 @@ import {
   tokenDeletedSchema,
   tokenRecordSchema,
   tokenRevealedSchema,
-} from '../../../core/tokens/token.schemas.js';
+} from '../../../core/access/token.schemas.js';
 
 interface GovernanceRoutesOptions {
   /** Collection path, e.g. `/api/mailbox/access-tokens`. */

@@ -1,10 +1,10 @@
 import type { ParameterizedContext } from 'koa';
 import { route, type RouteSpec } from '../route.js';
-import { waitInputSchema, waitResultSchema } from '../../../core/messages/wait.schemas.js';
+import { waitInputSchema, waitResultSchema } from '../../../core/state/messages/wait.schemas.js';
 import {
   verificationCodeInputSchema,
   verificationCodeResultSchema,
-} from '../../../core/messages/verification-code.schemas.js';
+} from '../../../core/state/messages/verification-code.schemas.js';
 
 /** Aborts when the client goes away before the answer, so an abandoned long-poll stops at once. */
 function clientGone(ctx: ParameterizedContext): AbortSignal {

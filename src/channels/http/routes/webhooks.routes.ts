@@ -5,7 +5,7 @@ import {
   webhookDeletedSchema,
   webhookIdParamsSchema,
   webhookListSchema,
-} from '../../../core/webhooks/webhook.schemas.js';
+} from '../../../core/flows/webhooks/webhook.schemas.js';
 
 /** Webhook registrations (docs/contract.md, Webhooks): the same three routes for a domain and for a mailbox. */
 function webhookRoutes(via: 'domain' | 'mailbox'): RouteSpec[] {

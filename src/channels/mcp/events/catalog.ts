@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mailboxEventSchema } from '../../../core/events/event.schemas.js';
+import { mailboxEventSchema } from '../../../core/state/events/event.schemas.js';
 import { EVENT_TYPES, type EventType } from '../../../types/mailbox-event.js';
 
 /** The extension's identifier, as `capabilities.extensions` names it. */

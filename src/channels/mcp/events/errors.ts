@@ -1,5 +1,5 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
-import type { Logger } from '../../../core/logger.js';
+import type { Logger } from '../../../core/base/logger.js';
 import { errorPayload } from '../../shared/error-payload.js';
 import { asAppError } from '../errors.js';
 

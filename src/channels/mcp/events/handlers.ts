@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/server';
-import type { Principal } from '../../../core/auth/principal.js';
-import { AppError } from '../../../core/errors.js';
-import { decodeFeedCursor, encodeFeedCursor, EventFeed } from '../../../core/events/event-feed.js';
+import type { Principal } from '../../../core/access/principal.js';
+import { AppError } from '../../../core/base/errors.js';
+import { decodeFeedCursor, encodeFeedCursor, EventFeed } from '../../../core/state/events/event-feed.js';
 import type { Services } from '../../../core/services.js';
 import { parseArguments } from '../errors.js';
 import type { EventType } from '../../../types/mailbox-event.js';
 import { eventArgumentsSchema, eventDefinitions, isEventType, type DeliveryMode } from './catalog.js';
 import { eventError } from './errors.js';
-import { toOccurrence } from '../../../core/events/event-occurrence.js';
+import { toOccurrence } from '../../../core/state/events/event-occurrence.js';
 import { holdStream, type ResolvedSubscription } from './stream.js';
 
 /** Every event type is offered in all three modes. */

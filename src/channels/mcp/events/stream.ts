@@ -1,9 +1,9 @@
-import { encodeFeedCursor, EventFeed, type FeedPosition } from '../../../core/events/event-feed.js';
-import { subscriptionKey } from '../../../core/events/event.service.js';
+import { encodeFeedCursor, EventFeed, type FeedPosition } from '../../../core/state/events/event-feed.js';
+import { subscriptionKey } from '../../../core/state/events/event.service.js';
 import type { Services } from '../../../core/services.js';
 import type { EventType } from '../../../types/mailbox-event.js';
 import { EVENT_ERROR } from './errors.js';
-import { toOccurrence } from '../../../core/events/event-occurrence.js';
+import { toOccurrence } from '../../../core/state/events/event-occurrence.js';
 
 /** Heartbeat (with the cursor) at least this often; the extension asks for at most 30 s. */
 export const HEARTBEAT_MS = 15_000;

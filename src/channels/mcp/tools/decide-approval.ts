@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { approvalResultSchema } from '../../../core/policy/approval.schemas.js';
+import { approvalResultSchema } from '../../../core/flows/policy/approval.schemas.js';
 import { defineTool } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, MESSAGE_ID } from './fields.js';
 

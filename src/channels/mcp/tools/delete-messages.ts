@@ -1,4 +1,4 @@
-import { bulkDeleteInputSchema, bulkDeleteResultSchema } from '../../../core/messages/message.schemas.js';
+import { bulkDeleteInputSchema, bulkDeleteResultSchema } from '../../../core/state/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID } from './fields.js';
 

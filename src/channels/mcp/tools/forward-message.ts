@@ -1,8 +1,4 @@
-import {
-  forwardInputSchema,
-  replyParamsSchema,
-  sendAcceptedSchema,
-} from '../../../core/delivery/sending/send.schemas.js';
+import { forwardInputSchema, replyParamsSchema, sendAcceptedSchema } from '../../../core/flows/sending/send.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { MESSAGE_ID } from './fields.js';
 import { idempotencyKeyArgument, OUTGOING_FIELDS, SEND_LIMITS_NOTE } from './send-mail.js';

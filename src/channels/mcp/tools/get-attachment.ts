@@ -2,8 +2,8 @@ import { z } from 'zod';
 import {
   attachmentTextInputSchema,
   attachmentTextSchema,
-} from '../../../core/attachments/text/attachment-text.schemas.js';
-import { messageSummarySchema } from '../../../core/messages/message.schemas.js';
+} from '../../../core/state/attachments/text/attachment-text.schemas.js';
+import { messageSummarySchema } from '../../../core/state/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, MESSAGE_ID, maxCharsSchema } from './fields.js';
 import { fencedAttachmentText } from '../untrusted-text.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mailboxStorageSchema } from '../../../core/quota/storage.schemas.js';
+import { mailboxStorageSchema } from '../../../core/state/quota/storage.schemas.js';
 import { defineTool } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 

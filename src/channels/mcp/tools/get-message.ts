@@ -1,4 +1,4 @@
-import { messageDetailSchema, messageRefInputSchema } from '../../../core/messages/message.schemas.js';
+import { messageDetailSchema, messageRefInputSchema } from '../../../core/state/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { BODY_NOTE, ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, MESSAGE_ID, maxCharsSchema } from './fields.js';
 import { boundMessage, fencedText } from '../untrusted-text.js';

@@ -1,8 +1,8 @@
 import {
   verificationCodeInputSchema,
   verificationCodeResultSchema,
-} from '../../../core/messages/verification-code.schemas.js';
-import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from '../../../core/messages/wait.schemas.js';
+} from '../../../core/state/messages/verification-code.schemas.js';
+import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from '../../../core/state/messages/wait.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, FROM_FILTER, MAILBOX_ADDRESS_ACTING, REQUIRE_AUTHENTICATED } from './fields.js';
 

@@ -1,4 +1,4 @@
-import { listMailboxesQuerySchema, mailboxPageSchema } from '../../../core/mailboxes/mailbox.schemas.js';
+import { listMailboxesQuerySchema, mailboxPageSchema } from '../../../core/state/mailboxes/mailbox.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 
 /** GET /api/domain/mailboxes. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listMessagesInputSchema, messagePageSchema } from '../../../core/messages/message.schemas.js';
+import { listMessagesInputSchema, messagePageSchema } from '../../../core/state/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 

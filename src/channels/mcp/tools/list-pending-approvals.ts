@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { messagePageSchema } from '../../../core/messages/message.schemas.js';
-import { limitSchema } from '../../../core/paging/cursor.js';
+import { messagePageSchema } from '../../../core/state/messages/message.schemas.js';
+import { limitSchema } from '../../../core/base/paging/cursor.js';
 import { defineTool } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { limitSchema } from '../../../core/paging/cursor.js';
-import { threadPageSchema, threadStateSchema } from '../../../core/messages/thread-state.schemas.js';
+import { limitSchema } from '../../../core/base/paging/cursor.js';
+import { threadPageSchema, threadStateSchema } from '../../../core/state/messages/thread-state.schemas.js';
 import { defineTool } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 

@@ -1,8 +1,4 @@
-import {
-  replyInputSchema,
-  replyParamsSchema,
-  sendAcceptedSchema,
-} from '../../../core/delivery/sending/send.schemas.js';
+import { replyInputSchema, replyParamsSchema, sendAcceptedSchema } from '../../../core/flows/sending/send.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { MESSAGE_ID } from './fields.js';
 import {

@@ -1,4 +1,4 @@
-import { searchInputSchema, searchPageSchema } from '../../../core/search/search.schemas.js';
+import { searchInputSchema, searchPageSchema } from '../../../core/state/search/search.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_ACTING } from './fields.js';
 

@@ -1,8 +1,4 @@
-import {
-  idempotencyKeySchema,
-  sendAcceptedSchema,
-  sendInputSchema,
-} from '../../../core/delivery/sending/send.schemas.js';
+import { idempotencyKeySchema, sendAcceptedSchema, sendInputSchema } from '../../../core/flows/sending/send.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { MAILBOX_ADDRESS_ACTING } from './fields.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { threadStateSchema, threadSummarySchema } from '../../../core/messages/thread-state.schemas.js';
+import { threadStateSchema, threadSummarySchema } from '../../../core/state/messages/thread-state.schemas.js';
 import { defineTool } from '../tool.js';
 import { ERRORS_NOTE } from './fields.js';
 

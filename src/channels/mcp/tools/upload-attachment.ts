@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { attachmentUploadedSchema } from '../../../core/attachments/attachment.schemas.js';
+import { attachmentUploadedSchema } from '../../../core/state/attachments/attachment.schemas.js';
 import { defineTool } from '../tool.js';
 import { MAILBOX_ADDRESS_ACTING } from './fields.js';
 

@@ -3,7 +3,7 @@ import {
   waitResultSchema,
   WAIT_DEFAULT_MS,
   WAIT_MAX_MS,
-} from '../../../core/messages/wait.schemas.js';
+} from '../../../core/state/messages/wait.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, FROM_FILTER, MAILBOX_ADDRESS_ACTING, REQUIRE_AUTHENTICATED } from './fields.js';
 

@@ -1,0 +1,133 @@
+import type { Readable } from 'node:stream';
+import { AppError } from '../../base/errors.js';
+import { assertRecipientCap } from '../delivery/recipient-cap.js';
+import { ID_PREFIX, newId } from '../../base/ids.js';
+import { isAddress, normalizeAddress } from '../../base/address.js';
+import type { Clock } from '../../base/time.js';
+import type { Logger } from '../../base/logger.js';
+import type { Database } from '../../../storage/database.js';
+import type { CommitGroup } from '../../../storage/commit-group.js';
+import { SMALL_BLOB_BYTES } from '../../../storage/blobs/blob-store.js';
+import { heldIfSmall } from '../../state/mail/spool.js';
+import { checkMimeStructure } from '../../state/mail/mime-caps.js';
+import { reservationFor } from '../../state/quota/storage-quota.store.js';
+import { topHeaderLines } from '../../state/mail/raw-headers.js';
+import { allFromDomains } from '../../state/mail/author-fields.js';
+import { HostedDomainCache } from './hosted-domain-cache.js';
+import { routeRecipient } from '../delivery/recipient-routing.js';
+import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
+import type { InboundDelivery } from './inbound-delivery.js';
+import { enqueueInbound, type QueuedInbound } from './inbound-queue.store.js';
+import { COMMIT_WITH_QUEUE_ROW } from '../intake/intake-queue.store.js';
+
+export type { InboundEnvelope } from './inbound-envelope.js';
+
+/** What port 25's DATA ends with: stored in mailboxes now, or queued for the worker behind the 250. */
+export type Accepted = { queued: false; messageIds: string[] } | { queued: true; queueId: string };
+
+/**
+ * Inbound mail on the MX port (25) as core use cases: which recipients are ours (never a relay),
+ * and what DATA does with an accepted message. With queued intake (SMTP_INBOUND_QUEUE, the
+ * default) a held message is checked for what must be refused before the 250 (MIME caps, a
+ * hosted From), written to the inbound queue in one commit, and parsed, verified and stored by
+ * the worker behind it (InboundQueueWorker); a hosted From or a message too large to hold takes
+ * the direct path, stored before the 250 (InboundDelivery). docs/api.md, "Queued intake".
+ */
+export class InboundService {
+  private readonly hosted: HostedDomainCache;
+  private readonly queuedListeners = new Set<() => void>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly delivery: InboundDelivery,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: {
+      maxRecipients: number;
+      group?: CommitGroup | null;
+      /** Queue held messages for the worker instead of storing them before the 250. */
+      queue: boolean;
+    },
+  ) {
+    this.hosted = new HostedDomainCache(db, clock);
+  }
+
+  /** `listener` is told after each commit of a queued message (the worker of this process). */
+  whenQueued(listener: () => void): () => void {
+    this.queuedListeners.add(listener);
+    return () => this.queuedListeners.delete(listener);
+  }
+
+  /**
+   * RCPT TO: the primary address or an active alias of an enabled mailbox (550 5.1.1 for an
+   * unknown local part of a hosted domain); any other domain, address literals included, is
+   * 550 5.7.1. Percent hacks and bang paths are plain local parts here, so they are unknown.
+   */
+  async checkRecipient(address: string, alreadyAccepted: number): Promise<InboundRecipient> {
+    assertRecipientCap(alreadyAccepted + 1, this.options.maxRecipients, 'RCPT TO');
+    const normalized = normalizeAddress(address);
+    if (/@\[.*\]$/.test(normalized)) throw new AppError('RELAY_DENIED');
+    if (!isAddress(normalized)) throw new AppError('MAILBOX_ADDRESS_INVALID');
+    const route = await routeRecipient(this.db, normalized, this.clock.now());
+    if (route.kind === 'local') {
+      // A mailbox already at its storage quota is refused here (552 5.2.2, for this recipient
+      // only); the commit charges the message and refuses it if the last bytes went meanwhile.
+      if (route.full) throw new AppError('QUOTA_EXCEEDED');
+      return { address: normalized, mailboxId: route.mailboxId, quotaLimited: route.limited };
+    }
+    throw new AppError(route.kind === 'unknown-local' ? 'MAILBOX_UNKNOWN' : 'RELAY_DENIED');
+  }
+
+  /**
+   * DATA. Resolves after the commit that makes the message durable (the queue row, or the
+   * message rows on the direct path); every refusal of the direct path is also made here before
+   * a message is queued: MIME caps (554 5.6.0), a From in a hosted domain (verified now, 550
+   * 5.7.1 unsigned), the storage quota (reserved in the queue row's commit; a mailbox without
+   * room for the reservation takes the direct path, whose exact charge answers 552 5.2.2).
+   */
+  async accept(envelope: InboundEnvelope, raw: Readable): Promise<Accepted> {
+    const receivedAt = this.clock.now();
+    // Small mail is read whole first (nothing is stored yet if the channel's guard refuses it meanwhile).
+    const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
+    if (this.options.queue && Buffer.isBuffer(source) && (await this.mayQueue(source))) {
+      try {
+        return { queued: true, queueId: await this.enqueue(envelope, source, receivedAt) };
+      } catch (err) {
+        // The reservation did not fit: near its quota a mailbox gets the exact charge of the
+        // direct path, which refuses only what really does not fit.
+        if (!(err instanceof AppError && err.code === 'QUOTA_EXCEEDED')) throw err;
+      }
+    }
+    return { queued: false, ...(await this.delivery.deliver(envelope, source, receivedAt)) };
+  }
+
+  /** Delivers a queued message the worker claimed (the queue row goes in the same commit). */
+  deliverQueued(q: QueuedInbound): Promise<{ messageIds: string[] }> {
+    return this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q);
+  }
+
+  /** MIME caps refuse now; a From in a hosted domain is verified now (its refusal is 550 at DATA). */
+  private async mayQueue(raw: Buffer): Promise<boolean> {
+    await checkMimeStructure(raw);
+    const domains = allFromDomains(topHeaderLines(raw));
+    return domains.length === 0 || (await this.hosted.hostedAmong(domains)).length === 0;
+  }
+
+  private async enqueue(envelope: InboundEnvelope, raw: Buffer, receivedAt: Date): Promise<string> {
+    const id = newId(ID_PREFIX.queuedInbound, receivedAt.getTime());
+    const row = { id, envelope, receivedAt, reservedBytes: reservationFor(raw.length), raw };
+    const lockKey = [...envelope.recipients.map((r) => r.mailboxId)].sort()[0]!;
+    const group = this.options.group;
+    await (group
+      ? group.run(lockKey, (trx) => enqueueInbound(trx, row), COMMIT_WITH_QUEUE_ROW)
+      : this.db.writeTx((trx) => enqueueInbound(trx, row), COMMIT_WITH_QUEUE_ROW));
+    this.log.info('smtp.inbound_queued', {
+      queueId: id,
+      recipients: envelope.recipients.length,
+      clientAddress: envelope.clientAddress,
+      sizeBytes: raw.length,
+    });
+    for (const listener of this.queuedListeners) listener();
+    return id;
+  }
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { addressSchema } from '../../base/address.js';
+import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../../state/mail/body-caps.js';
+
+export const MAX_ATTACHMENTS = 100;
+
+// A subject is one header line: CR/LF would be header injection, so they fold to a space.
+const subjectSchema = z
+  .string()
+  .transform((s) => s.replace(/[\r\n]+/g, ' ').trim())
+  .pipe(z.string().max(MAX_SUBJECT_CHARS));
+const bodySchema = z.string().max(MAX_BODY_CHARS);
+const addressList = z.array(addressSchema).max(1000).transform(dedupe);
+const idList = z.array(z.string().min(1).max(40)).max(MAX_ATTACHMENTS).transform(dedupe);
+
+function dedupe<T>(items: T[]): T[] {
+  return [...new Set(items)];
+}
+
+const common = {
+  mailboxAddress: z.string().max(320).optional(),
+  ccAddresses: addressList.default([]),
+  bccAddresses: addressList.default([]),
+  attachmentIds: idList.default([]),
+  bodyText: bodySchema.optional(),
+  /** Our addition to the spec's fields: an HTML alternative (bodyFormat text+html). */
+  bodyHtml: bodySchema.optional(),
+};
+
+/** Scheduled sends (docs/workflow.md, "Scheduled sends"): send and reply only. */
+const scheduleFields = {
+  /** When it may leave, ms since the epoch; at or before now it is sent at once. */
+  sendAt: z.number().int().positive().max(8_640_000_000_000_000).optional(),
+  /** Cancel it if an inbound message arrives in its thread before sendAt. */
+  cancelOnReply: z.boolean().optional(),
+};
+
+/** toAddress is one address or a list (docs/contract.md, Wire format); it is always a list inside. */
+const toSchema = z.union([
+  addressSchema.transform((a) => [a]),
+  z.array(addressSchema).min(1).max(1000).transform(dedupe),
+]);
+
+const needsBody = (v: { bodyText?: string | undefined; bodyHtml?: string | undefined }) =>
+  v.bodyText !== undefined || v.bodyHtml !== undefined;
+const bodyIssue = { message: 'bodyText or bodyHtml is required', path: ['bodyText'] };
+
+export const sendInputSchema = z
+  .object({ ...common, ...scheduleFields, toAddress: toSchema, subject: subjectSchema.default('') })
+  .strict()
+  .refine(needsBody, bodyIssue);
+export type SendInput = z.infer<typeof sendInputSchema>;
+
+export const replyInputSchema = z
+  .object({
+    ...common,
+    ...scheduleFields,
+    toAddress: toSchema.optional(),
+    subject: subjectSchema.optional(),
+    /** Also Cc everyone the parent was addressed to, except this mailbox (docs/workflow.md, "Replies"). */
+    replyAll: z.boolean().default(false),
+  })
+  .strict()
+  .refine(needsBody, bodyIssue);
+export type ReplyInput = z.infer<typeof replyInputSchema>;
+
+/** Forward: new recipients, an optional note before the original, the original's attachments kept. */
+export const forwardInputSchema = z
+  .object({
+    ...common,
+    toAddress: toSchema,
+    subject: subjectSchema.optional(),
+  })
+  .strict();
+export type ForwardInput = z.infer<typeof forwardInputSchema>;
+
+export const replyParamsSchema = z.object({ messageId: z.string().min(1).max(40) });
+
+/** `data` of the 202 answer to send and reply (docs/contract.md, Wire format). */
+export const sendAcceptedSchema = z.object({
+  messageId: z.string(),
+  threadId: z.string(),
+  /**
+   * `pending_approval`: held by the approval gate until approved or rejected (docs/api.md);
+   * `scheduled`: held until sendAtTs, when the policy decides it (docs/workflow.md).
+   */
+  status: z.enum(['queued', 'pending_approval', 'scheduled']),
+  queuedAtTs: z.number().int(),
+  /** A scheduled send's due time; absent otherwise. */
+  sendAtTs: z.number().int().optional(),
+});
+export type SendAccepted = z.infer<typeof sendAcceptedSchema>;
+
+/** Idempotency-Key: an opaque client token, visible ASCII, stored per mailbox. */
+export const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'must be 1-200 visible ASCII characters');
+
+/** DELETE /api/messages/{messageId}/schedule: a domain token names the mailbox (body or query). */
+export const cancelScheduleBodySchema = z.object({ mailboxAddress: z.string().trim().max(320).optional() }).strict();
+
+export const cancelScheduleResultSchema = z.object({
+  messageId: z.string(),
+  status: z.literal('cancelled'),
+  /** True when this call cancelled it; false when it was cancelled before (the call is idempotent). */
+  cancelled: z.boolean(),
+});
+export type CancelScheduleResult = z.infer<typeof cancelScheduleResultSchema>;
