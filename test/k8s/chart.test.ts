@@ -19,7 +19,8 @@ const VALUE_SETS: Array<{ name: string; files: string[] }> = [
   { name: 'fixed replicas, named peers', files: ['fixed-replicas.yaml'] },
   { name: 'operator only', files: ['operator-only.yaml'] },
 ];
-const valuesArgs = (files: string[]) => files.flatMap((f) => ['-f', path.join(CHART, './chart-values', f)]);
+const valuesArgs = (files: string[]) =>
+  files.flatMap((f) => ['-f', path.join(CHART, '../../test/k8s/chart-values', f)]);
 const onServer = cluster.mode !== 'stand-in';
 const APP = ['api', 'realtime', 'smtp', 'worker'];
 /** Namespaces the dry runs needed and this file created; removed at the end (on a real cluster too). */

@@ -11,7 +11,7 @@ import { AppError } from './errors.js';
 export function assertStorableText(value: unknown, where: string): void {
   const found = findUnstorable(value, []);
   if (!found) return;
-  const field = found.path.length ? found.path.join('..') : where;
+  const field = found.path.length ? found.path.join('.') : where;
   throw new AppError(
     'TEXT_INVALID',
     `${field}: ${found.nul ? 'must not contain NUL characters' : 'must be well-formed Unicode (no unpaired surrogates)'}`,

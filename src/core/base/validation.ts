@@ -20,7 +20,7 @@ type Issue = z.core.$ZodIssue;
  * a key the input does not have is named as unknown (zod's own words name neither plainly).
  */
 function describeIssue(issue: Issue, where: string, input: unknown): string {
-  const path = issue.path.map(String).join('..');
+  const path = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     const prefix = path ? `${path}.` : '';
     const names = issue.keys.map((k) => `${prefix}${k}`).join(', ');
@@ -57,7 +57,7 @@ const NO_INPUT = Symbol('no input');
 export function validationError(error: z.ZodError, where: string, input: unknown = NO_INPUT): AppError {
   const issue = error.issues[0];
   if (!issue) return new AppError('VALIDATION_FAILED', `${where}: invalid input`);
-  const field = issue.path.length ? issue.path.map(String).join('..') : where;
+  const field = issue.path.length ? issue.path.map(String).join('.') : where;
   return new AppError(FIELD_CODES[field] ?? 'VALIDATION_FAILED', describeIssue(issue, where, input));
 }
 

@@ -73,8 +73,7 @@ export async function mxHosts(lookup: DnsLookup, domain: string): Promise<string
   }
   if (records.length === 0) return [domain]; // implicit MX
   // RFC 7505: a single MX "../../flows/delivery" means the domain accepts no mail.
-  if (records.length === 1 && (records[0]!.exchange === '' || records[0]!.exchange === '../../flows/delivery'))
-    return 'null-mx';
+  if (records.length === 1 && (records[0]!.exchange === '' || records[0]!.exchange === '.')) return 'null-mx';
   return [...records].sort((a, b) => a.priority - b.priority).map((r) => r.exchange);
 }
 
