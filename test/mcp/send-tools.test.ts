@@ -280,7 +280,9 @@ describe('list_mailboxes', () => {
   it('a domain token: equals GET /api/domain/mailboxes; a mailbox token: the same 403', async () => {
     const page = await ok(dx, 'list_mailboxes', { limit: 1 });
     expect(page).toEqual((await http(t.X.token).get('/api/domain/mailboxes?limit=1')).body.data);
-    expect(page.items).toEqual([{ mailboxId: t.A1.mailboxId, address: t.A1.address, displayName: 'A1' }]);
+    expect(page.items).toEqual([
+      { mailboxId: t.A1.mailboxId, address: t.A1.address, displayName: 'A1', expiresAtTs: null },
+    ]);
     const next = await ok(dx, 'list_mailboxes', { limit: 1, cursor: page.nextCursor });
     expect(next.items[0].address).toBe(t.A2.address);
     const err = await fails(a1, 'list_mailboxes', {});

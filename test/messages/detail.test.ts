@@ -130,6 +130,9 @@ describe('GET /api/messages/:messageId', () => {
       // Seeded straight into storage, so never through ingest: nothing was extracted or screened.
       extracted: null,
       screening: null,
+      // Scheduled sends only (docs/workflow.md): an inbound message has neither.
+      status: null,
+      sendAtTs: null,
     });
     expect(JSON.stringify(res.body.data)).not.toContain('hidden@remote.test');
   });

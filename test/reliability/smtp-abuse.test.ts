@@ -333,7 +333,7 @@ describe('SMTP abuse', () => {
     expect(await stored()).toEqual(before);
   });
 
-  it('answers command lines over 512 octets with 500 5.5.2 and keeps the session; accepts DATA text lines over 1 000 octets', async () => {
+  it('answers command lines over 512 octets with 500 5.5.2 and keeps the session; a DATA text line over 998 octets is stored on 25 and refused on 587 (550 5.6.0: what 587 takes is relayed)', async () => {
     const replies: string[] = [];
     let wrong = 0;
     for (const l of PORTS) {
@@ -357,7 +357,10 @@ describe('SMTP abuse', () => {
       );
       const data = (await wire.reply()).last;
       replies.push(`${l} DATA with a 5 002-octet text line → ${data}`);
-      if (!data.startsWith('250 ') || (await stored()).messages !== before.messages + 1) wrong++;
+      // Port 25 stores long lines for its own mailboxes; submission relays what it takes (docs/wire.md).
+      const relayed = l === 'submission';
+      const expected = relayed ? '550 5.6.0 ' : '250 ';
+      if (!data.startsWith(expected) || (await stored()).messages !== before.messages + (relayed ? 0 : 1)) wrong++;
 
       const huge = await afterWriting(wire, `NOOP ${'h'.repeat(20_000)}\r\n`);
       replies.push(
