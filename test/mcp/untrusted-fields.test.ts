@@ -80,7 +80,7 @@ describe('MCP results keep sender-written text inside the fence', () => {
       expect(metadata).not.toHaveProperty('fromDisplayName');
       expect(metadata).not.toHaveProperty('extracted');
       expect(metadata.attachments).toEqual([
-        { attachmentId: m.attachmentId, contentType: 'text/plain', sizeBytes: LONG.length },
+        { attachmentId: m.attachmentId, contentType: 'text/plain', disposition: 'attachment', sizeBytes: LONG.length },
       ]);
       expect(fenced).toHaveLength(1);
       const inside = fenced[0]!;

@@ -32,7 +32,12 @@ describe('GET /api/domain/mailboxes', () => {
     expect(first.status).toBe(200);
     expect(first.body.data.items.map((m: any) => m.address)).toEqual([`a@${d.name}`, `b@${d.name}`]);
     expect(first.body.data).toMatchObject({ totalCount: 3, nextCursor: expect.any(String) });
-    expect(Object.keys(first.body.data.items[0]).sort()).toEqual(['address', 'displayName', 'mailboxId']);
+    expect(Object.keys(first.body.data.items[0]).sort()).toEqual([
+      'address',
+      'displayName',
+      'expiresAtTs',
+      'mailboxId',
+    ]);
     const second = await api.get(
       `/api/domain/mailboxes?limit=2&cursor=${encodeURIComponent(first.body.data.nextCursor)}`,
     );

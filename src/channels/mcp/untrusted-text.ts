@@ -24,7 +24,18 @@ export interface FencedMessage {
 }
 
 /** Keys whose values a sender wrote: left out of the metadata JSON, given inside the fence. */
-const SENDER_WRITTEN = new Set(['bodyText', 'bodyHtml', 'subject', 'fromDisplayName', 'filename', 'text', 'extracted']);
+// The snippet is the start of the body: the body inside the fence already says it.
+const SENDER_WRITTEN = new Set([
+  'bodyText',
+  'bodyHtml',
+  'subject',
+  'fromDisplayName',
+  'filename',
+  'text',
+  'extracted',
+  'snippet',
+  'contentId',
+]);
 
 const htmlToMarkdown = new NodeHtmlMarkdown({ maxConsecutiveNewlines: 2 });
 
@@ -138,6 +149,7 @@ function withoutSenderText(value: unknown): unknown {
 
 /** The sender-written fields a message detail carries, as bounded in structuredContent. */
 interface BoundableMessage {
+  snippet?: string | null | undefined;
   bodyText: string | null;
   bodyHtml: string | null;
   subject: string;
@@ -156,6 +168,7 @@ export function boundMessage<T extends BoundableMessage>(m: T, maxChars?: number
   const c = (v: string) => cut(v, maxChars);
   return {
     ...m,
+    ...(typeof m.snippet === 'string' ? { snippet: c(m.snippet) } : {}),
     bodyText: m.bodyText === null ? null : c(m.bodyText),
     bodyHtml: m.bodyHtml === null ? null : c(m.bodyHtml),
     subject: c(m.subject),
