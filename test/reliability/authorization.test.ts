@@ -241,6 +241,30 @@ const toolFixtures: Record<string, ToolFixture> = {
     ...answersOf('GET /api/mailbox/storage'),
     args: async (w, c) => asDomain(c, w),
   },
+  forward_message: {
+    route: 'POST /api/messages/:messageId/forward',
+    ...answersOf('POST /api/messages/:messageId/forward'),
+    args: async (w) => ({
+      messageId: (await seedMessage(w.server, w.t.A1)).messageId,
+      mailboxAddress: w.t.A1.address,
+      toAddress: 'someone@remote.example',
+      bodyText: 'FYI',
+    }),
+  },
+  list_threads: {
+    route: 'GET /api/threads',
+    ...answersOf('GET /api/threads'),
+    args: async (w, c) => ({ ...asDomain(c, w), state: 'open' }),
+  },
+  set_thread_state: {
+    route: 'PUT /api/threads/:threadId/state',
+    ...answersOf('PUT /api/threads/:threadId/state'),
+    args: async (w) => ({
+      threadId: (await seedMessage(w.server, w.t.A1)).threadId,
+      mailboxAddress: w.t.A1.address,
+      state: 'needs_human',
+    }),
+  },
   decide_approval: {
     route: 'POST /api/messages/:messageId/approve',
     ...answersOf('POST /api/messages/:messageId/approve'),
@@ -574,8 +598,11 @@ describe('cross-tenant object ids: 404 everywhere', () => {
           else if (tool.name === 'decide_approval') calls.push({ messageId: victim.messageId, decision: 'reject' });
           else if (tool.name === 'get_attachment')
             calls.push({ messageId: victim.messageId, attachmentId: victim.attachmentId });
+          else if (tool.name === 'forward_message')
+            calls.push({ messageId: victim.messageId, toAddress: 'someone@remote.example', ...own_ });
           else if (shape.includes('messageId')) calls.push({ messageId: victim.messageId });
-          if (shape.includes('threadId')) calls.push({ threadId: victim.threadId });
+          if (tool.name === 'set_thread_state') calls.push({ threadId: victim.threadId, state: 'closed' });
+          else if (shape.includes('threadId')) calls.push({ threadId: victim.threadId });
           if (shape.includes('ids'))
             calls.push({
               ids: [victim.messageId],
