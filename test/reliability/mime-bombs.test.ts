@@ -36,6 +36,11 @@ interface Bomb {
   name: string;
   /** The expected final reply: a refusal with its enhanced code, or 250. */
   reply: RegExp;
+  /**
+   * Where submission answers otherwise: a line over 998 octets is refused there (550 5.6.0), since
+   * 587 relays what it takes (docs/wire.md); port 25 stores it for its own mailboxes.
+   */
+  submissionReply?: RegExp;
   /** Header lines of the top-level section after From/To/Subject/Date (a generator for the header bombs). */
   headers(): Iterable<string>;
   body(): Iterable<string>;
@@ -125,6 +130,7 @@ const bombs: Bomb[] = [
   {
     name: 'base64 attachment, 30 MB on one line',
     reply: /^250 /,
+    submissionReply: /^550 5\.6\.0 /,
     headers: () => multipart('h'),
     body: () => [
       '--h\r\nContent-Type: text/plain\r\n\r\nsee attachment\r\n--h\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n' +
@@ -157,6 +163,7 @@ const bombs: Bomb[] = [
   {
     name: 'encoded words nested 20 deep',
     reply: /^250 /,
+    submissionReply: /^550 5\.6\.0 /,
     headers: () => {
       let w = word('innermost');
       for (let i = 0; i < 20; i++) w = word(w);
@@ -342,21 +349,22 @@ describe('MIME bombs through both SMTP ports', () => {
     for (const listener of ['submission', 'mx'] as const) {
       it(`${bomb.name} via ${listener === 'submission' ? 'submission (587, STARTTLS + AUTH)' : 'inbound MX (25)'}`, async () => {
         const r = await fire(listener, bomb);
+        const expected = (listener === 'submission' && bomb.submissionReply) || bomb.reply;
         const perByte = cpuPerByte[listener];
         expect(perByte, 'the baseline of this listener ran first').toBeDefined();
         const cpuLimitMs = Math.max(CPU_FLOOR_MS, Math.round(CPU_AMPLIFICATION_LIMIT * perByte! * r.bytes));
         const accepted = r.reply.startsWith('250');
         const answered = r.api.failures.length === 0 && r.api.answered === r.api.requests && r.api.requests > 0;
         const bombMb = Math.max(0, r.peakRssMb - r.baselineMb);
-        const pass = bomb.reply.test(r.reply) && r.cpuMs < cpuLimitMs && bombMb < RSS_LIMIT_MB && answered;
+        const pass = expected.test(r.reply) && r.cpuMs < cpuLimitMs && bombMb < RSS_LIMIT_MB && answered;
         recordFigure({
           suite: SUITE,
           name: `MIME bomb via ${listener}: ${bomb.name}`,
           value: `${r.reply.slice(0, 48)} | ${r.cpuMs} ms CPU for ${(r.bytes / 1e6).toFixed(1)} MB | +${bombMb} MB RSS (peak ${r.peakRssMb} MB) | API answered ${answered ? 'yes' : 'no'} (${r.api.requests} requests, max ${r.api.maxMs} ms)`,
-          target: `${bomb.reply.source.replace(/\\/g, '').replace(/^\^/, '')}…; < ${cpuLimitMs} ms CPU (${CPU_AMPLIFICATION_LIMIT} × an ordinary message of this size, at least ${CPU_FLOOR_MS}); < ${RSS_LIMIT_MB} MB; API answered`,
+          target: `${expected.source.replace(/\\/g, '').replace(/^\^/, '')}…; < ${cpuLimitMs} ms CPU (${CPU_AMPLIFICATION_LIMIT} × an ordinary message of this size, at least ${CPU_FLOOR_MS}); < ${RSS_LIMIT_MB} MB; API answered`,
           pass,
         });
-        expect(r.reply).toMatch(bomb.reply);
+        expect(r.reply).toMatch(expected);
         if (accepted) expect(r.after.messages).toBe(r.before.messages + 1);
         else expect(r.after).toEqual(r.before);
         expect(r.api.failures).toEqual([]);
