@@ -125,7 +125,7 @@ describe.skipIf(!hasChromium)('hostile HTML mail in the console', () => {
         `<iframe src="${h}/shadow-iframe"></iframe><a href="javascript:fetch('${h}/shadow-js')">x</a></template></div>`,
     });
     // Back to the inbox (the folder list lives beside the message list, not on a message's page).
-    await page.evaluate(() => (location.hash = '#/inbox'));
+    await page.evaluate("location.hash = '#/inbox'");
     await page.getByRole('link', { name: 'Shadow digest' }).click({ timeout: 15_000 });
     const frame = page.frameLocator('iframe[title="Message body"]');
     await frame.getByText('Shadow newsletter').waitFor();
