@@ -44,7 +44,8 @@ const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.doc
 const reasonOf = async (m: Seeded) =>
   (await q`select status, failure_reason from attachment_text where attachment_id = ${m.attachmentId}`)[0];
 /** An HTML file html-to-text parses for far longer than any time limit. */
-const slowHtml = () => Buffer.from('<div>'.repeat(100_000) + 'x' + '</div>'.repeat(100_000));
+// 400 000 levels: one run saw 100 000 parsed within the 8 s limit (200 instead of 422).
+const slowHtml = () => Buffer.from('<div>'.repeat(400_000) + 'x' + '</div>'.repeat(400_000));
 
 /** Runs `work` while sampling this process's RSS every 20 ms; the growth over the start, MB. */
 async function rssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
