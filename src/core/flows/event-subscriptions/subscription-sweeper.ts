@@ -1,4 +1,5 @@
 import type { Logger } from '../../base/logger.js';
+import { PollingLoop } from '../../base/loops/polling-loop.js';
 import type { EventSubscriptionService } from './subscription.service.js';
 
 /** Often enough that a lapsed lease or a revoked token stops deliveries within seconds. */
@@ -10,25 +11,14 @@ export function startSubscriptionSweeper(
   log: Logger,
   intervalMs = SUBSCRIPTION_SWEEP_INTERVAL_MS,
 ): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  const tick = () => {
-    if (running) return;
-    running = subscriptions
-      .sweep()
-      .then((r) => {
-        if (r.removed + r.queued > 0) log.info('event_subscriptions.swept', r);
-      })
-      .catch((err) => log.warn('event_subscriptions.sweep_failed', { err }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  const loop = new PollingLoop(
+    async () => {
+      const r = await subscriptions.sweep();
+      if (r.removed + r.queued > 0) log.info('event_subscriptions.swept', r);
+      return false; // one sweep covers every subscription: the next is due an interval later
     },
-  };
+    { intervalMs, onError: (err) => log.warn('event_subscriptions.sweep_failed', { err }) },
+  );
+  loop.start();
+  return { stop: () => loop.stop() };
 }

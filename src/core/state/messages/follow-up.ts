@@ -3,6 +3,7 @@ import type { EventBus } from '../../../storage/event-bus.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import { appendEvent } from '../events/event-log.js';
 import type { Logger } from '../../base/logger.js';
+import { PollingLoop } from '../../base/loops/polling-loop.js';
 import type { Clock } from '../../base/time.js';
 import { claimFollowUp, dueFollowUps, toThreadSummary } from './thread-state.store.js';
 
@@ -52,26 +53,14 @@ export class FollowUps {
 
 /** The worker's follow-up poll, every `intervalMs` (WORKER_POLL_INTERVAL): a follow-up fires within one interval. */
 export function startFollowUps(followUps: FollowUps, log: Logger, intervalMs: number): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  const tick = () => {
-    if (running) return;
-    running = followUps
-      .emitDue()
-      .then((n) => {
-        if (n > 0) log.info('thread.follow_ups_emitted', { emitted: n });
-      })
-      .catch((err) => log.warn('thread.follow_up_sweep_failed', { err }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  tick();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  const loop = new PollingLoop(
+    async () => {
+      const emitted = await followUps.emitDue();
+      if (emitted > 0) log.info('thread.follow_ups_emitted', { emitted });
+      return false; // emitDue takes every due follow-up, batch after batch
     },
-  };
+    { intervalMs, onError: (err) => log.warn('thread.follow_up_sweep_failed', { err }) },
+  );
+  loop.start();
+  return { stop: () => loop.stop() };
 }
