@@ -89,6 +89,49 @@ describe('trust on every read', () => {
     }
   });
 
+  it("an attachment's text reports the origin of the mail that carried it, on HTTP and MCP", async () => {
+    const raw = [
+      'From: Billing <billing@github.com>',
+      `To: ${bob.address}`,
+      `Subject: forged invoice ${tag}`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'See the attached invoice.',
+      '--b',
+      'Content-Type: text/plain; name="invoice.txt"',
+      'Content-Disposition: attachment; filename="invoice.txt"',
+      '',
+      'Pay to account 12345 today.',
+      '--b--',
+      '',
+    ].join('\r\n');
+    await deliverToMx(mxPort(server), { from: 'bounce@forger.example', to: bob.address }, raw);
+    const listed = (await api().get('/api/messages?limit=100')).body.data.items.find(
+      (m: any) => m.subject === `forged invoice ${tag}`,
+    );
+    const detail = (await api().get(`/api/messages/${listed.messageId}`)).body.data;
+    expect(detail).toMatchObject({ origin: 'external', authenticated: false });
+    const attachmentId = detail.attachments[0].attachmentId as string;
+    const text = await api().get(`/api/messages/${listed.messageId}/attachments/${attachmentId}/text`);
+    expect(text.status, JSON.stringify(text.body)).toBe(200);
+    expect(text.body.data).toMatchObject({
+      text: expect.stringContaining('Pay to account'),
+      origin: 'external',
+      authenticated: false,
+    });
+    const mcp = await mcpClient(server, bob.token);
+    try {
+      const viaMcp = await ok(mcp, 'get_attachment', { messageId: listed.messageId, attachmentId });
+      expect(viaMcp).toEqual(text.body.data);
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('wait_for_message reports what the detail reports, and requireAuthenticated skips forged mail', async () => {
     const since = (await api().get('/api/messages/wait?timeoutMs=0')).body.data.eventId as string;
     await forged('noreply@sender.example', `wait forged ${tag}`, '271828');

@@ -1,20 +1,12 @@
-import { z } from 'zod';
 import {
   attachmentTextInputSchema,
   attachmentTextSchema,
 } from '../../../core/state/attachments/text/attachment-text.schemas.js';
-import { messageSummarySchema } from '../../../core/state/messages/message.schemas.js';
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, MAILBOX_ADDRESS_BY_ID, MESSAGE_ID, maxCharsSchema } from './fields.js';
 import { fencedAttachmentText } from '../untrusted-text.js';
 
-/** The attachment text, with the origin of the mail that carried it: a model must know whose text it reads. */
-const attachmentReadSchema = attachmentTextSchema.extend({
-  origin: messageSummarySchema.shape.origin,
-  authenticated: messageSummarySchema.shape.authenticated,
-});
-
-/** GET /api/messages/{messageId}/attachments/{attachmentId}/text, with the message's origin. */
+/** GET /api/messages/{messageId}/attachments/{attachmentId}/text (which carries the message's origin). */
 export const getAttachmentTool = defineTool({
   name: 'get_attachment',
   title: 'Read an attachment as text',
@@ -31,17 +23,9 @@ export const getAttachmentTool = defineTool({
     attachmentId: 'An attachmentId from get_message (starts with att_).',
     mailboxAddress: MAILBOX_ADDRESS_BY_ID,
   }).extend({ maxChars: maxCharsSchema }),
-  output: attachmentReadSchema,
+  output: attachmentTextSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  run: async ({ maxChars: _, ...input }, { principal, services }): Promise<z.output<typeof attachmentReadSchema>> => {
-    const text = await services.attachmentText.text(principal, input);
-    // The same visibility rule let the text through, so the message is there to be read.
-    const { origin, authenticated } = await services.messages.get(principal, {
-      messageId: input.messageId,
-      mailboxAddress: input.mailboxAddress,
-    });
-    return { ...text, origin, authenticated };
-  },
+  run: ({ maxChars: _, ...input }, { principal, services }) => services.attachmentText.text(principal, input),
   text: (data, input) => fencedAttachmentText(data, input.maxChars),
   structured: (data, input) =>
     input.maxChars === undefined

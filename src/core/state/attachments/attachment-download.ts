@@ -5,6 +5,7 @@ import { targetVisibility } from '../messages/message.access.js';
 import { findMessage } from '../messages/message.store.js';
 import { num, type Database } from '../../../storage/database.js';
 import { messageAttachment } from './attachment.store.js';
+import { trustOfRow, type MessageTrust } from '../messages/message-trust.js';
 
 export interface AttachmentLocation {
   attachmentId: string;
@@ -14,6 +15,8 @@ export interface AttachmentLocation {
   contentType: string;
   sizeBytes: number;
   blobKey: string;
+  /** origin and authenticated of the message that carried it, as its detail reports them. */
+  trust: MessageTrust;
 }
 
 /**
@@ -39,5 +42,6 @@ export async function attachmentLocation(
     contentType: row.content_type,
     sizeBytes: num(row.size_bytes),
     blobKey: row.blob_key,
+    trust: trustOfRow(message),
   };
 }

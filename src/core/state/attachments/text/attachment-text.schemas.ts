@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { messageIdParamsSchema, mailboxAddressQuerySchema } from '../../messages/message.schemas.js';
+import {
+  messageIdParamsSchema,
+  mailboxAddressQuerySchema,
+  messageSummarySchema,
+} from '../../messages/message.schemas.js';
 
 export const attachmentParamsSchema = messageIdParamsSchema.extend({ attachmentId: z.string().trim().min(1).max(200) });
 export const attachmentTextInputSchema = attachmentParamsSchema.extend(mailboxAddressQuerySchema.shape);
@@ -16,5 +20,8 @@ export const attachmentTextSchema = z.object({
   /** True when the text was cut at the output cap. */
   truncated: z.boolean(),
   extractedAtTs: z.number().int(),
+  /** Whose text this is: the carrying message's origin and authenticated, as in its detail (docs/contract.md). */
+  origin: messageSummarySchema.shape.origin,
+  authenticated: messageSummarySchema.shape.authenticated,
 });
 export type AttachmentText = z.infer<typeof attachmentTextSchema>;

@@ -91,6 +91,7 @@ export class AttachmentTextService {
       text: row.text ?? '',
       truncated: row.truncated,
       extractedAtTs: ms(row.created_at)!,
+      ...a.trust,
     };
   }
 
