@@ -1574,6 +1574,9 @@ export interface components {
             text: string;
             truncated: boolean;
             extractedAtTs: number;
+            /** @enum {string} */
+            origin: "internal" | "external";
+            authenticated: boolean;
         };
         GetApiDomainDkimData: {
             domain: string;
