@@ -1155,6 +1155,7 @@ export interface components {
             released: boolean;
         };
         PostApiMessagesMessageIdReleaseBody: {
+            /** @description The object's mailbox; a domain token may name it here or in the query (docs/contract.md). */
             mailboxAddress?: string;
         };
         PutApiMessagesMessageIdReadStateData: {
@@ -1327,6 +1328,7 @@ export interface components {
             cancelled: boolean;
         };
         DeleteApiMessagesMessageIdScheduleBody: {
+            /** @description The object's mailbox; a domain token may name it here or in the query (docs/contract.md). */
             mailboxAddress?: string;
         };
         PostApiMessagesAttachmentsData: {

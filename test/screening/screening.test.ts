@@ -279,6 +279,9 @@ describe('the hold (inboundScreening.holdAtScore)', () => {
     expect(
       (await server.api(domain.token).post(`/api/messages/no-such-id/release`, { mailboxAddress: bob.address })).status,
     ).toBe(404);
+    // Naming another mailbox than the message's is a 400 (docs/contract.md, "Domain tokens on a mailbox's objects").
+    const wrong = await server.api(domain.token).post(`/api/messages/${id}/release`, { mailboxAddress: alice.address });
+    expect(wrong.body).toMatchObject({ code: 400, errMsg: expect.stringMatching(/does not name the mailbox/) });
     const res = await server.api(domain.token).post(`/api/messages/${id}/release`, { mailboxAddress: bob.address });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data.released).toBe(true);

@@ -376,10 +376,8 @@ export const routeFixtures: Record<string, RouteFixture> = {
         bodyText: 'later',
         sendAt: Date.now() + 3_600_000,
       });
-      return {
-        path: `/api/messages/${res.body.data.messageId}/schedule`,
-        query: { mailboxAddress: w.t.A1.address },
-      };
+      // As for approve and reject: no mailboxAddress (a domain token sees its domain's messages).
+      return { path: `/api/messages/${res.body.data.messageId}/schedule` };
     },
     foreignDomain: 404,
     otherMailbox: 404,

@@ -1,6 +1,6 @@
-import { ChangeMarked, route, type RouteSpec } from '../route.js';
+import { ChangeMarked, route, targetMailboxAddress, type RouteSpec } from '../route.js';
 import { etagOf, ifNoneMatchHas } from '../etag.js';
-import { releaseBodySchema, releaseResultSchema } from '../../../core/flows/inbound/release.schemas.js';
+import { releaseResultSchema } from '../../../core/flows/inbound/release.schemas.js';
 import {
   bulkDeleteInputSchema,
   bulkDeleteResultSchema,
@@ -88,14 +88,13 @@ export const messageRoutes: RouteSpec[] = [
     scope: 'MailboxApprove',
     tokenKinds: both,
     params: messageIdParamsSchema,
-    query: mailboxAddressQuerySchema,
-    body: releaseBodySchema.optional(),
+    target: 'message',
     response: releaseResultSchema,
     status: 200,
     handler: ({ principal, params, query, body, services }) =>
       services.screeningRelease.release(
         principal,
-        { messageId: params.messageId, mailboxAddress: body?.mailboxAddress ?? query.mailboxAddress },
+        { messageId: params.messageId, mailboxAddress: targetMailboxAddress(query, body) },
         'http',
       ),
   }),

@@ -6,10 +6,8 @@ import {
   replyParamsSchema,
   sendAcceptedSchema,
   sendInputSchema,
-  cancelScheduleBodySchema,
   cancelScheduleResultSchema,
 } from '../../../core/flows/sending/send.schemas.js';
-import { mailboxAddressQuerySchema } from '../../../core/state/messages/message.schemas.js';
 import { attachmentUploadedSchema } from '../../../core/state/attachments/attachment.schemas.js';
 
 const idempotencyKeyOf = (header: string): string | undefined => header || undefined;
@@ -78,15 +76,11 @@ export const sendRoutes = [
     scope: 'MailboxSend',
     tokenKinds: ['mailbox', 'domain'],
     params: replyParamsSchema,
-    query: mailboxAddressQuerySchema,
-    body: cancelScheduleBodySchema.optional(),
+    target: 'message',
     response: cancelScheduleResultSchema,
     status: 200,
-    handler: ({ principal, params, query, body, services }) =>
-      services.sending.cancelSchedule(principal, {
-        messageId: params.messageId,
-        mailboxAddress: body?.mailboxAddress ?? query.mailboxAddress,
-      }),
+    handler: ({ principal, params, services }) =>
+      services.sending.cancelSchedule(principal, { messageId: params.messageId }),
   }),
   route({
     method: 'POST',

@@ -99,8 +99,6 @@ export const idempotencyKeySchema = z
   .regex(/^[\x21-\x7e]+$/, 'must be 1-200 visible ASCII characters');
 
 /** DELETE /api/messages/{messageId}/schedule: a domain token names the mailbox (body or query). */
-export const cancelScheduleBodySchema = z.object({ mailboxAddress: z.string().trim().max(320).optional() }).strict();
-
 export const cancelScheduleResultSchema = z.object({
   messageId: z.string(),
   status: z.literal('cancelled'),

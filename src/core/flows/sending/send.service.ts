@@ -336,20 +336,12 @@ export class SendService {
    * Idempotent (cancelled again: `cancelled: false`); one that left already, or was never
    * scheduled, is a 409. A domain token may name the mailbox (docs/workflow.md).
    */
-  async cancelSchedule(
-    principal: Principal,
-    input: { messageId: string; mailboxAddress?: string | undefined },
-  ): Promise<CancelScheduleResult> {
+  /** The route checks a named mailbox against the message's (route `target`, assertTargetMailbox). */
+  async cancelSchedule(principal: Principal, input: { messageId: string }): Promise<CancelScheduleResult> {
     requireScope(principal, 'MailboxSend');
     const visibility = visibilityOf(principal);
     const current = await visibleOutboundStatus(this.db, visibility, input.messageId);
     if (!current) throw notFound('Message');
-    // A named mailbox must be the message's (docs/contract.md, "Domain tokens on a mailbox's objects").
-    if (input.mailboxAddress) {
-      const named = await resolveMailbox(this.db, principal, input.mailboxAddress);
-      if (named.id !== current.mailbox_id)
-        throw new AppError('VALIDATION_FAILED', 'mailboxAddress: differs from the mailbox of the message.');
-    }
     const at = this.clock.now();
     const cancelled =
       current.delivery_status === 'scheduled'

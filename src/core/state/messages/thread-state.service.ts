@@ -54,8 +54,8 @@ export class ThreadStateService {
     const thread = await visibleThread(this.db, visibilityOf(principal), threadId);
     if (!thread) throw notFound('Thread');
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
-    if (mailbox.id !== thread.mailbox_id)
-      throw new AppError('VALIDATION_FAILED', 'mailboxAddress: differs from the mailbox of the thread.');
+    // The rule of every write on one mailbox's object (message.access.ts, assertTargetMailbox).
+    if (mailbox.id !== thread.mailbox_id) throw new AppError('TARGET_MAILBOX_MISMATCH');
     const followUpAt =
       input.followUpAtTs === undefined ? undefined : input.followUpAtTs === null ? null : new Date(input.followUpAtTs);
     const now = this.clock.now();
