@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -9,12 +9,15 @@ import { table } from '../lib/measure.js';
 import { freePort, redisServer, serve, stopProcess } from '../lib/processes.js';
 import { rssMb } from '../lib/proc.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
+import { io, type Socket } from 'socket.io-client';
 import { nowMs, SmtpSender } from '../realtime/smtp-sender.js';
 
 // bench/mcp-events: latency from the end of DATA on port 25 to the MCP events occurrence, pushed
 // on an `events/stream` (held on a separate api process) and POSTed to an `events/subscribe`
 // webhook (by the webhook worker), at each subscription count; and the api process's RSS per held
-// stream. 100 mailboxes, subscriptions spread evenly over them. PostgreSQL + Redis.
+// stream. 100 mailboxes, subscriptions spread evenly over them. PostgreSQL + Redis. The baseline,
+// in the same run and for the same messages: as many Socket.IO connections to a realtime process
+// (the push the service already had), one per subscription.
 const SUBS = (process.env.BENCH_MCP_SUBS ?? '100,1000').split(',').map(Number);
 const MAILBOXES = Number(process.env.BENCH_MCP_MAILBOXES ?? 100);
 const MESSAGES = Number(process.env.BENCH_MCP_MESSAGES ?? 100);
@@ -151,24 +154,32 @@ async function drain(arrivals: Arrivals, expected: number): Promise<void> {
   while (count() < expected && Date.now() < deadline) await sleep(100);
 }
 
-/** The Socket.IO figure of the latest bench/realtime run, when one is on disk (printed beside ours). */
-function socketIoFigure(): string {
-  try {
-    const files = readdirSync('bench/results')
-      .filter((f) => f.startsWith('realtime-'))
-      .sort();
-    const last = files.at(-1);
-    if (!last) return 'Socket.IO (bench/realtime): no result on disk; run make bench for it.';
-    const { rows } = JSON.parse(readFileSync(path.join('bench/results', last), 'utf8')) as {
-      rows: Array<{ scenario: string; clients: number; 'p50 ms': string; 'p99 ms': string }>;
-    };
-    return `Socket.IO (bench/realtime, ${last}): ${rows
-      .filter((r) => r.scenario.startsWith('service'))
-      .map((r) => `${r.clients} sockets p50 ${r['p50 ms']} ms / p99 ${r['p99 ms']} ms`)
-      .join('; ')}`;
-  } catch {
-    return 'Socket.IO (bench/realtime): no readable result on disk.';
-  }
+/** `n` Socket.IO connections to the realtime hub, spread over the mailboxes like the subscriptions. */
+async function holdSockets(url: string, tokens: string[], n: number, arrivals: Arrivals): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let i = 0; i < n; i += 50)
+    await Promise.all(
+      Array.from(
+        { length: Math.min(50, n - i) },
+        (_, j) =>
+          new Promise<void>((resolve, reject) => {
+            const socket = io(url, {
+              path: '/hubs/mailbox-events',
+              transports: ['websocket'],
+              forceNew: true,
+              reconnection: false,
+              auth: { token: tokens[(i + j) % tokens.length]! },
+            });
+            sockets.push(socket);
+            socket.on('message.received', (event: { data?: { subject?: string } }) =>
+              record(arrivals, { data: event }),
+            );
+            socket.once('subscription.ready', () => resolve());
+            socket.once('connect_error', (err: Error) => reject(err));
+          }),
+      ),
+    );
+  return sockets;
 }
 
 async function main(): Promise<void> {
@@ -189,7 +200,9 @@ async function main(): Promise<void> {
   try {
     const redisPort = await freePort();
     children.push(await redisServer(redisPort));
-    const [mailPort, streamPort, mxPort, submissionPort] = await Promise.all(Array.from({ length: 4 }, freePort));
+    const [mailPort, streamPort, mxPort, submissionPort, rtPort] = await Promise.all(
+      Array.from({ length: 5 }, freePort),
+    );
     const env = {
       DATABASE_URL: db.url,
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
@@ -217,11 +230,33 @@ async function main(): Promise<void> {
       MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-mcpev-')),
     });
     children.push(streams);
+    // One token per mailbox holds every socket of its mailbox here, above the shipped per-token cap.
+    const realtime = await serve('realtime', rtPort!, {
+      ...env,
+      MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-mcpev-')),
+      MAX_SOCKETS_PER_TOKEN: String(Math.max(20, Math.ceil(Math.max(...SUBS) / MAILBOXES))),
+    });
+    children.push(realtime);
     const streamUrl = `http://127.0.0.1:${streamPort}`;
     const mailUrl = `http://127.0.0.1:${mailPort}`;
     const senders = await Promise.all(Array.from({ length: 4 }, () => SmtpSender.open(mxPort!)));
     const rows: Row[] = [];
     for (const n of SUBS) {
+      // Baseline: n Socket.IO connections on the realtime process, the same messages.
+      const socketArrivals: Arrivals = new Map();
+      const sockets = await holdSockets(
+        `http://127.0.0.1:${rtPort}`,
+        mailboxes.map((m) => m.token),
+        n,
+        socketArrivals,
+      );
+      await sleep(1000);
+      const socketSent = await sendAll(senders, mailboxes, `socket${n}`);
+      await drain(socketArrivals, socketSent.size * (n / MAILBOXES));
+      rows.push(row('Socket.IO (baseline, same run)', n, socketSent, socketArrivals));
+      for (const socket of sockets) socket.close();
+      await sleep(1000);
+
       // Push: n held streams on the api process that takes no mail.
       const arrivals: Arrivals = new Map();
       const abort = new AbortController();
@@ -269,7 +304,6 @@ async function main(): Promise<void> {
       `\nbench/mcp-events — ${MESSAGES} inbound msgs at ${RATE}/s per row, ${MAILBOXES} mailboxes, streams on a separate api process, node ${process.version}\n`,
     );
     console.log(table(rows as unknown as Array<Record<string, string | number>>));
-    console.log(`\n${socketIoFigure()}`);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/mcp-events-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
