@@ -216,6 +216,7 @@ export interface Message {
   sent_at: DbTimestamp | null;
   sent_by_token_id: string | null;
   sent_raw_blob_key: string | null;
+  snippet: string | null;
   stored_bytes: Generated<DbInt8>;
   subject: Generated<string>;
   thread_id: string;

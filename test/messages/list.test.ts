@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { mintMailboxToken, seedMany, seedMessage, twoTenants, type Tenants } from '../support/seed-messages.js';
+import { rowsOf } from '../delivery/helpers.js';
+import { runWorkerUntil } from '../transport/world.js';
 
 let server: TestServer;
 let t: Tenants;
@@ -89,6 +91,28 @@ describe('GET /api/messages', () => {
     // The same summary in search results.
     const found = await server.api(box.token).get(`/api/messages/search?q=${encodeURIComponent('subject:quoted')}`);
     expect(found.body.data.items[0].snippet).toBe('Yes, Thursday works.');
+  });
+
+  it('stores the snippet when a message is written (sender and recipient copies), so a list reads no body', async () => {
+    const q = rowsOf(() => server);
+    const a = await server.createMailbox(t.domA.token, `snip-a@${t.domA.name}`);
+    const b = await server.createMailbox(t.domA.token, `snip-b@${t.domA.name}`);
+    const res = await server.api(a.token).post('/api/messages/send', {
+      toAddress: b.address,
+      subject: 'stored snippet',
+      bodyText: 'Meet at noon.\n\n> earlier text\n-- \nA',
+    });
+    expect(res.status).toBe(202);
+    const id = res.body.data.messageId as string;
+    expect((await q`select snippet from message where id = ${id}`)[0].snippet).toBe('Meet at noon.');
+    const delivered = async () =>
+      (await q`select id, snippet from message where mailbox_id = ${b.mailboxId} and subject = 'stored snippet'`)[0];
+    await runWorkerUntil(server, async () => (await delivered()) !== undefined, 'delivered to b');
+    expect((await delivered()).snippet).toBe('Meet at noon.');
+    // Written before snippets were stored (null): computed from the body's start when listed.
+    await q`update message set snippet = null where id = ${id}`;
+    const listed = (await list(a.token)).body.data.items.find((m: any) => m.messageId === id);
+    expect(listed.snippet).toBe('Meet at noon.');
   });
 
   it('accepts the own mailboxAddress from a mailbox token, in any case', async () => {

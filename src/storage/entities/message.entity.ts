@@ -130,6 +130,8 @@ export const MessageEntity = defineEntity({
     bccAddresses: p.array(),
     mailboxAddress: p.string().length(320),
     attachmentCount: p.integer().default(0),
+    /** The list's snippet, stored at write (null: written before snippets were stored). */
+    snippet: p.string().length(200).nullable(),
     /** Bytes charged to the mailbox's storage quota for this message (raw, bodies, attachments). */
     storedBytes: p.bigint('number').defaultRaw('0'),
     bodyText: p.text().nullable(),

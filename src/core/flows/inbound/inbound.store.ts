@@ -16,6 +16,7 @@ import { screeningContext } from '../../state/screening/screening.store.js';
 import { screenInbound } from './screening.js';
 import { receivedEventData } from './received-event.js';
 import { trustOfVerdicts } from '../../state/messages/message-trust.js';
+import { snippetOf } from '../../state/messages/snippet.js';
 
 /** A message arriving in a hosted mailbox, from SMTP inbound or from local delivery. */
 export interface InboundMessage {
@@ -142,13 +143,13 @@ export class InboundStore {
       insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
         to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
         raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, delivery_status,
-        auth_results, extracted, screening, screening_held, created_at, received_at, sent_at, stored_bytes)
+        auth_results, extracted, screening, screening_held, created_at, received_at, sent_at, stored_bytes, snippet)
       values (${messageId}, ${m.mailboxId}, ${threadId}, 'inbound', ${m.subject}, ${m.from}, ${fromDisplayName},
         ${m.to}::text[], ${m.cc ?? []}::text[], ${[]}::text[], ${m.replyTo ?? []}::text[], (select address from mailbox where id = ${m.mailboxId}), ${attachments.length},
         ${m.bodyText}, ${m.bodyHtml}, ${bodyFormatOf(m.bodyText, m.bodyHtml)},
         ${m.rawBlobKey ?? null}, ${internetMessageId}, ${inReplyToMessageId}, ${references}::text[], false, null,
         ${m.authResults ? JSON.stringify(m.authResults) : null}::jsonb, ${JSON.stringify(extracted)}::jsonb,
-        ${JSON.stringify(screening)}::jsonb, ${held}, ${now}, ${m.receivedAt}, ${m.sentAt ?? null}, ${storedBytes})`.execute(
+        ${JSON.stringify(screening)}::jsonb, ${held}, ${now}, ${m.receivedAt}, ${m.sentAt ?? null}, ${storedBytes}, ${snippetOf(m.bodyText)})`.execute(
         trx,
       ),
       ...attachments.map((a) => insertAttachment(trx, { ...a, mailboxId: m.mailboxId, messageId, at: now })),

@@ -1,6 +1,7 @@
 import { ID_PREFIX, newId } from '../../base/ids.js';
 import { insertContactsSql } from '../policy/contacts.store.js';
 import type { MailboxRef } from '../../access/principal.js';
+import { snippetOf } from '../../state/messages/snippet.js';
 import { appendEvent } from '../../state/events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { claimAttachments, insertAttachment, type AttachmentFile } from '../../state/attachments/attachment.store.js';
@@ -137,13 +138,13 @@ export async function writeOutbound(
       to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_html, body_format,
       raw_blob_key, internet_message_id, in_reply_to_message_id, references_header, is_read, read_at,
       delivery_status, idempotency_key, request_hash, created_at, received_at, sent_at, approval_status, auto_submitted,
-      stored_bytes, sent_by_token_id, send_at, cancel_on_reply)
+      stored_bytes, sent_by_token_id, send_at, cancel_on_reply, snippet)
     values (${messageId}, ${mailbox.id}, ${threadId}, 'outbound', ${draft.subject}, ${fromAddress}, ${fromDisplayName},
       ${draft.to}::text[], ${draft.cc}::text[], ${draft.bcc}::text[], ${mailbox.address}, ${attachmentCount},
       ${draft.bodyText}, ${draft.bodyHtml}, ${bodyFormatOf(draft.bodyText, draft.bodyHtml)},
       ${draft.rawBlobKey ?? null}, ${internetMessageId}, ${draft.parent?.id ?? null}, ${draft.parent?.references ?? []}::text[], true, ${at},
       ${state}, ${meta.idempotencyKey}, ${meta.requestHash}, ${at}, null, ${at}, ${held ? 'pending' : null},
-      ${meta.autoSubmitted ?? null}, ${storedBytes}, ${meta.sentByTokenId}, ${schedule?.sendAt ?? null}, ${schedule?.cancelOnReply ?? false})`.execute(
+      ${meta.autoSubmitted ?? null}, ${storedBytes}, ${meta.sentByTokenId}, ${schedule?.sendAt ?? null}, ${schedule?.cancelOnReply ?? false}, ${snippetOf(draft.bodyText)})`.execute(
       trx,
     ),
     claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),

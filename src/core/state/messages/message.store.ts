@@ -35,7 +35,9 @@ export type SummaryRow = Narrow<
   screening_held?: boolean;
   /** Internal, or external with DMARC passed (message-trust.ts). */
   is_authenticated: boolean;
-  /** The start of the text body, for the summary's snippet (SNIPPET_COLUMN). */
+  /** The snippet stored when the message was written (null for rows written before the column). */
+  snippet: string | null;
+  /** The start of the text body, read only where `snippet` is null (SNIPPET_COLUMNS). */
   snippet_text: string | null;
 };
 
@@ -96,8 +98,11 @@ export function senderMatchSql(f: SenderFilter) {
   return sql`(${host} = ${f.domain} or right(${host}, ${f.domain.length + 1}) = ${`.${f.domain}`})`;
 }
 
-/** Enough of the text body for a snippet; left() reads only that much of an uncompressed body. */
-export const SNIPPET_COLUMN = sql`left(m.body_text, 400) as snippet_text`;
+/**
+ * The stored snippet; the body's start only for a row written before snippets were stored, so a
+ * list page does not read 50 bodies (one page of 10 KB bodies: 0.26 → 0.78 ms with left()).
+ */
+export const SNIPPET_COLUMNS = sql`m.snippet, case when m.snippet is null then left(m.body_text, 400) end as snippet_text`;
 
 /** The screening of a summary (docs/screening.md), from m. */
 export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
@@ -105,7 +110,7 @@ export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
 /** Every read of a summary selects these (origin and authenticated come from TRUST_COLUMNS). */
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
   m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${TRUST_COLUMNS},
-  m.approval_status, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMN}`;
+  m.approval_status, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMNS}`;
 
 /** Which inbound mail a read shows: what agents read (held mail left out), or only the held mail. */
 export type HeldFilter = 'hide' | 'only';

@@ -2,6 +2,7 @@ import { jsonValue, ms } from '../../../storage/database.js';
 import { replyTextOfBodies, type Extracted } from '../extraction/extract.js';
 import type { AttachmentView, DeliveryView, MessageDetail, MessageSummary } from './message.schemas.js';
 import { trustOfRow } from './message-trust.js';
+import { snippetOf } from './snippet.js';
 import type { AttachmentRow, DetailRow, RecipientRow, SummaryRow } from './message.store.js';
 import type { Screening, ScreeningView } from '../screening/screening.schemas.js';
 
@@ -14,26 +15,6 @@ export function toScreeningView(stored: unknown, held: boolean | undefined): Scr
 
 /** Where the raw RFC 5322 source of a message is served, when one was kept. */
 export const rawContentPath = (messageId: string): string => `/api/messages/${encodeURIComponent(messageId)}/raw`;
-
-const SNIPPET_CHARS = 140;
-
-/**
- * The first words of the text body on one line, for a list: quoted lines (`> …`) and the
- * signature are left out, whitespace collapsed, cut at a word with an ellipsis.
- */
-export function snippetOf(text: string | null | undefined): string {
-  if (!text) return '';
-  const lines: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    if (line === '-- ') break;
-    if (!line.startsWith('>')) lines.push(line);
-  }
-  const flat = lines.join(' ').replace(/\s+/g, ' ').trim();
-  if (flat.length <= SNIPPET_CHARS) return flat;
-  const cut = flat.slice(0, SNIPPET_CHARS);
-  const space = cut.lastIndexOf(' ');
-  return `${space > SNIPPET_CHARS / 2 ? cut.slice(0, space) : cut}…`;
-}
 
 export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary {
   return {
@@ -56,7 +37,8 @@ export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary
     ...trustOfRow(r),
     approvalStatus: (r.approval_status ?? null) as MessageSummary['approvalStatus'],
     screening: toScreeningView(r.screening, r.screening_held),
-    snippet: snippetOf(r.snippet_text),
+    // Stored at write; a row written before the column has it computed from its body's start.
+    snippet: r.snippet ?? snippetOf(r.snippet_text),
   };
 }
 
