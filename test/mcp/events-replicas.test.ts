@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, createScratchDatabase, ENGINE } from '../support/harness.js';
-import { loadConfig } from '../../src/config/config.js';
-import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/base/logger.js';
-import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
-import { DOMAIN_TOKEN_SCOPES } from '../../src/core/access/scopes.js';
-import { freePort, privateRedis, serveProcess, type PrivateRedis, type ServeProcess } from '../support/processes.js';
+import {
+  freePort,
+  privateRedis,
+  seedDomain,
+  serveProcess,
+  type PrivateRedis,
+  type ServeProcess,
+} from '../support/processes.js';
 import { openEventStream } from './event-stream.js';
 
 // An events/stream held on one api process receives mail that arrived on port 25 of another
@@ -36,28 +35,8 @@ describe.skipIf(ENGINE !== 'postgres')('events/stream across two server processe
       WORKER_POLL_INTERVAL: '200ms',
       DATABASE_POOL_MAX: '4',
     };
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-seed-'));
-    const seed = await startRuntime(loadConfig({ ...env, MAILBOX_DATA_DIR: dataDir }), {
-      roles: [],
-      log: silentLogger,
-    });
-    domain = await seed.services.db.tx(async (trx) => {
-      const name = `ev-${randomBytes(3).toString('hex')}.test`;
-      const domainId = await upsertDomain(trx, { name });
-      const t = await seed.services.tokenMinter.mint(trx, {
-        kind: 'domain',
-        domainId,
-        mailboxId: null,
-        name: 'ev',
-        scopes: DOMAIN_TOKEN_SCOPES,
-        expiresAt: new Date(Date.now() + 86_400_000),
-        createdSource: 'resource',
-        parentTokenId: null,
-      });
-      return { name, token: t.accessToken };
-    });
-    await seed.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    // Migrate and mint the domain token through the core before the servers start.
+    domain = await seedDomain(env, `ev-${randomBytes(3).toString('hex')}.test`);
     // A holds the stream (api only); B takes the mail (SMTP port 25 and the worker).
     A = await serveProcess(env, 'api');
     B = await serveProcess(
