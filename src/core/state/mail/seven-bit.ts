@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
-import { Joiner, Rewriter, Splitter } from 'mailsplit';
 import { isAscii } from '../../base/address.js';
 
 /** Whether any octet of `raw` is above 127: such a message needs 8BITMIME (RFC 6152) or a 7-bit form. */
@@ -25,6 +24,9 @@ export function needsSmtpUtf8(envelope: { from: string; to: string[] }, raw: Buf
  * every other header are kept as they were (mailsplit rebuilds the untouched parts byte for byte).
  */
 export async function toSevenBit(raw: Buffer): Promise<Buffer> {
+  // Imported when first needed, as dkim-sign.ts imports mailauth: few relays lack 8BITMIME, and
+  // every role that builds the services would otherwise load it (~12 MB resident).
+  const { Joiner, Rewriter, Splitter } = await import('mailsplit');
   const rewriter = new Rewriter(
     (node) => !node.multipart && node.encoding !== 'base64' && node.encoding !== 'quoted-printable',
   );
