@@ -225,12 +225,14 @@ async function main(): Promise<void> {
       Array.from({ length: MAILBOXES }, (_, i) => `m${String(i).padStart(3, '0')}`),
     );
     children.push(await serve('api,smtp,worker', mailPort!, env));
+    // One token per mailbox holds every stream of its mailbox, above the shipped per-token cap.
     const streams = await serve('api', streamPort!, {
       ...env,
       MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-mcpev-')),
+      MAX_EVENT_STREAMS_PER_TOKEN: String(Math.max(20, Math.ceil(Math.max(...SUBS) / MAILBOXES))),
     });
     children.push(streams);
-    // One token per mailbox holds every socket of its mailbox here, above the shipped per-token cap.
+    // And every socket of its mailbox, above MAX_SOCKETS_PER_TOKEN.
     const realtime = await serve('realtime', rtPort!, {
       ...env,
       MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-mcpev-')),

@@ -175,6 +175,10 @@ export const configSchema = z.object({
   MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).default(20),
   /** Long-polls (GET /api/messages/wait, MCP wait_for_message) one token may hold at once per process (429 beyond). */
   MAX_WAITS_PER_TOKEN: z.coerce.number().int().min(1).default(10),
+  /** How often a held MCP events/stream sends a heartbeat and re-checks its token (the Events extension asks for ≤ 30 s). */
+  MCP_EVENTS_HEARTBEAT: durationMs.default(15_000),
+  /** MCP events/stream requests one token may hold open at once per process (-32013 beyond). */
+  MAX_EVENT_STREAMS_PER_TOKEN: z.coerce.number().int().min(1).default(20),
   /** Real-time replays (handshake with lastEventId) one token may have in flight at once per process (429 connect_error beyond). */
   MAX_REPLAYS_PER_TOKEN: z.coerce.number().int().min(1).default(4),
   /** Uploads no send claimed yet that one mailbox may hold (429 UPLOADS_PENDING_LIMIT beyond). */

@@ -172,6 +172,7 @@ export function createServices(deps: CoreDeps): Services {
   const caps = {
     sockets: new ConcurrencyCap(config.MAX_SOCKETS_PER_TOKEN, 'TOO_MANY_SOCKETS'),
     replays: new ConcurrencyCap(config.MAX_REPLAYS_PER_TOKEN, 'TOO_MANY_REPLAYS'),
+    eventStreams: new ConcurrencyCap(config.MAX_EVENT_STREAMS_PER_TOKEN, 'TOO_MANY_EVENT_STREAMS'),
   };
   // PGlite is one connection: one replay page at a time; PostgreSQL: a quarter of the pool.
   const replayGate = new FairGate(Math.max(1, Math.floor((config.DATABASE_URL ? config.DATABASE_POOL_MAX : 1) / 4)));

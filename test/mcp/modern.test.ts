@@ -21,7 +21,11 @@ let alice: Box;
 let bob: Box;
 
 beforeAll(async () => {
-  server = await startTestServer({ roles: ['api', 'worker'], env: { SEND_RATE_LIMIT_PER_MINUTE: '1000' } });
+  server = await startTestServer({
+    roles: ['api', 'worker'],
+    // A short heartbeat, so a revoked token's stream ends within a second instead of 15 s.
+    env: { SEND_RATE_LIMIT_PER_MINUTE: '1000', MCP_EVENTS_HEARTBEAT: '1s' },
+  });
   domain = await server.createDomain();
   alice = await server.createMailbox(domain.token, `alice@${domain.name}`, 'Alice');
   bob = await server.createMailbox(domain.token, `bob@${domain.name}`, 'Bob');
@@ -281,6 +285,33 @@ describe('events extension', () => {
 });
 
 describe('a held stream and its token', () => {
+  it('one token holds at most MAX_EVENT_STREAMS_PER_TOKEN streams: beyond, -32013 TOO_MANY_EVENT_STREAMS; a closed one frees its slot', async () => {
+    const minted = await mintToken(server, { kind: 'mailbox', domainId: domain.domainId, mailboxId: bob.mailboxId });
+    const cap = server.runtime.services.config.MAX_EVENT_STREAMS_PER_TOKEN;
+    const held = [];
+    for (let i = 0; i < cap; i++) {
+      const s = await openEventStream(server.url, minted.token, { name: 'message.received', cursor: null });
+      expect((await s.next()).method).toBe('notifications/events/active');
+      held.push(s);
+    }
+    const refusedBody = async () => {
+      const res = await raw(minted.token, 'events/stream', { name: 'message.received', cursor: null });
+      return res.text();
+    };
+    const refused = await refusedBody();
+    expect(refused).toContain('-32013');
+    expect(refused).toContain('TOO_MANY_EVENT_STREAMS');
+    // Another token of the same mailbox is not affected.
+    const other = await openEventStream(server.url, bob.token, { name: 'message.received', cursor: null });
+    expect((await other.next()).method).toBe('notifications/events/active');
+    other.close();
+    held.pop()!.close();
+    await waitFor(async () => server.runtime.services.caps.eventStreams.inUse(minted.tokenId) < cap);
+    const again = await openEventStream(server.url, minted.token, { name: 'message.received', cursor: null });
+    expect((await again.next()).method).toBe('notifications/events/active');
+    for (const s of [...held, again]) s.close();
+  });
+
   it('ends with notifications/events/terminated once the token is no longer valid (checked at the heartbeat)', async () => {
     const minted = await mintToken(server, { kind: 'mailbox', domainId: domain.domainId, mailboxId: bob.mailboxId });
     const stream = await openEventStream(server.url, minted.token, { name: 'message.received', cursor: null });
@@ -288,11 +319,11 @@ describe('a held stream and its token', () => {
     await sql`update access_token set disabled_at = now() where id = ${minted.tokenId}`.execute(
       server.runtime.services.db.db,
     );
-    const end = await stream.next(); // within one heartbeat (15 s)
+    const end = await stream.next(); // within one heartbeat (MCP_EVENTS_HEARTBEAT)
     expect(end.method).toBe('notifications/events/terminated');
     expect(end.params.error.code).toBe(-32012);
     stream.close();
-  }, 40_000);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>, ms = 20_000): Promise<void> {

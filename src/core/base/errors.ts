@@ -166,6 +166,11 @@ export const ERRORS = {
     smtp: '451 4.7.1 Too many waits for this token, try again later',
     message: 'This token already holds MAX_WAITS_PER_TOKEN long-polls (wait, wait_for_message); let one finish first.',
   },
+  TOO_MANY_EVENT_STREAMS: {
+    status: 429,
+    smtp: '451 4.7.1 Too many event streams for this token, try again later',
+    message: 'This token already holds MAX_EVENT_STREAMS_PER_TOKEN MCP events/stream requests open; close one first.',
+  },
   TOO_MANY_REPLAYS: {
     status: 429,
     smtp: '451 4.7.1 Too many replays for this token, try again later',

@@ -22,7 +22,7 @@ export interface BaseServices {
   cursors: CursorCodec;
   limits: RateLimits;
   /** Per-token bounds on what every tenant shares (docs/api.md, "Per-token bounds"). */
-  caps: { sockets: ConcurrencyCap; replays: ConcurrencyCap };
+  caps: { sockets: ConcurrencyCap; replays: ConcurrencyCap; eventStreams: ConcurrencyCap };
   /** Replay pages of the real-time connection queue here (width: a quarter of the database pool). */
   replayGate: FairGate;
 }

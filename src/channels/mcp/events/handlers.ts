@@ -128,16 +128,23 @@ export function registerEventHandlers(mcp: McpServer, services: Services, princi
 
   mcp.server.setRequestHandler('events/stream', { params: subscriptionParams }, async (params, ctx) => {
     let sub: ResolvedSubscription;
+    let release: () => void;
     try {
       sub = await resolveSubscription(services, principal, params);
+      // A held stream is a connection like a socket: one token holds a bounded number per process.
+      release = services.caps.eventStreams.acquire(principal.tokenId);
     } catch (err) {
       throw eventError(err, log, 'events/stream');
     }
-    await holdStream(services, sub, {
-      signal: ctx.mcpReq.signal,
-      subscriptionId: ctx.mcpReq.id,
-      notify: (method, body) => ctx.mcpReq.notify({ method, params: body }),
-    });
+    try {
+      await holdStream(services, sub, {
+        signal: ctx.mcpReq.signal,
+        subscriptionId: ctx.mcpReq.id,
+        notify: (method, body) => ctx.mcpReq.notify({ method, params: body }),
+      });
+    } finally {
+      release();
+    }
     return { _meta: {} };
   });
 }

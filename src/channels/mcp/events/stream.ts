@@ -5,8 +5,6 @@ import type { EventType } from '../../../types/mailbox-event.js';
 import { EVENT_ERROR } from './errors.js';
 import { toOccurrence } from '../../../core/state/events/event-occurrence.js';
 
-/** Heartbeat (with the cursor) at least this often; the extension asks for at most 30 s. */
-export const HEARTBEAT_MS = 15_000;
 const BATCH = 200;
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
@@ -34,6 +32,8 @@ export interface StreamSink {
  */
 export async function holdStream(services: Services, sub: ResolvedSubscription, sink: StreamSink): Promise<void> {
   const feed = new EventFeed(services.events);
+  // Heartbeat (with the cursor) at least this often, re-checking the token as it goes.
+  const HEARTBEAT_MS = services.config.MCP_EVENTS_HEARTBEAT;
   const meta = { [SUBSCRIPTION_ID]: sink.subscriptionId };
   let position: FeedPosition = sub.from;
   let wake: (() => void) | undefined;
