@@ -4,6 +4,7 @@ import { hasChromium, launchChromium, type Browser } from './support/chromium.js
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { startListener } from './support/listener.js';
 import { mailFromOutside } from './support/mail.js';
+import { deliverToMx } from '../smtp/mx-peer.js';
 
 /**
  * HTML mail is attacker-controlled. Rendered in the console it must not run script, submit a
@@ -139,5 +140,47 @@ describe.skipIf(!hasChromium)('hostile HTML mail in the console', () => {
     await page.waitForTimeout(1_000);
     expect(attacker.hits.filter((hit) => hit.startsWith('/shadow'))).toEqual([]);
     expect(dialogs).toEqual([]);
+  });
+
+  it('shows an inline image the message carries (cid:) from its own part; a cid it lacks loads nothing', async () => {
+    // A 1x1 PNG as the related part of a multipart/related message, named by Content-ID.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const raw = [
+      'From: Peer <peer@sender.example>',
+      'To: agent@example.test',
+      'Subject: Logo inside',
+      'Message-ID: <cid-test@sender.example>',
+      `Date: ${new Date().toUTCString()}`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/related; boundary="rel"',
+      '',
+      '--rel',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      `<p>With a logo</p><img id="logo" src="cid:logo@sender.example" alt="logo"><img id="absent" src="cid:absent@sender.example" alt="absent"><img id="far" src="${attacker.origin}/far.png">`,
+      '--rel',
+      'Content-Type: image/png',
+      'Content-Transfer-Encoding: base64',
+      'Content-ID: <logo@sender.example>',
+      'Content-Disposition: inline; filename="logo.png"',
+      '',
+      png,
+      '--rel--',
+      '',
+    ].join('\r\n');
+    await deliverToMx(server.ports.mx, { from: 'peer@sender.example', to: 'agent@example.test' }, raw);
+    await page.evaluate("location.hash = '#/inbox'");
+    await page.getByRole('link', { name: 'Logo inside' }).click({ timeout: 15_000 });
+    const body = () => page.frames().find((f) => f !== page.mainFrame())!;
+    await page.frameLocator('iframe[title="Message body"]').getByText('With a logo').waitFor();
+    await expect
+      .poll(async () => body()?.evaluate("document.getElementById('logo')?.naturalWidth ?? 0"), { timeout: 10_000 })
+      .toBe(1);
+    expect(await body().evaluate("document.getElementById('logo').getAttribute('src').slice(0, 22)")).toBe(
+      'data:image/png;base64,',
+    );
+    expect(await body().evaluate("document.getElementById('absent').naturalWidth")).toBe(0);
+    await page.waitForTimeout(500);
+    expect(attacker.hits.filter((h) => h.includes('far.png'))).toEqual([]);
   });
 });

@@ -12,10 +12,19 @@ import { useMemo, useState } from 'preact/hooks';
  * referrer. Tested by test/browser/hostile-mail.test.ts.
  */
 const purifier = DOMPurify(window);
+/** The message's own inline parts by Content-ID, as data: URLs, while one sanitize call runs. */
+let inlineParts: ReadonlyMap<string, string> = new Map();
 purifier.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A' && node.hasAttribute('href')) {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer');
+  }
+  // An <img src="cid:…"> names a part of the same message (RFC 2392): shown from the part itself,
+  // never fetched; a cid the message does not carry stays unresolved.
+  const src = node.tagName === 'IMG' ? node.getAttribute('src') : null;
+  if (src && /^cid:/i.test(src)) {
+    const part = inlineParts.get(decodeURIComponent(src.slice(4)).toLowerCase());
+    if (part) node.setAttribute('src', part);
   }
 });
 
@@ -36,25 +45,31 @@ const FORBID_TAGS = [
 // A form keeps no target to submit to (the sandbox and CSP refuse it too); shadowroot* are never allowed.
 const FORBID_ATTR = ['action', 'formaction', 'srcdoc', 'ping', 'shadowroot', 'shadowrootmode'];
 
-export function sanitizeMailHtml(html: string): string {
-  // WHOLE_DOCUMENT keeps the mail's <head> styles, which the frame's CSP confines.
-  return purifier.sanitize(html, { WHOLE_DOCUMENT: true, FORBID_TAGS, FORBID_ATTR });
+export function sanitizeMailHtml(html: string, inline: ReadonlyMap<string, string> = new Map()): string {
+  inlineParts = inline;
+  try {
+    // WHOLE_DOCUMENT keeps the mail's <head> styles, which the frame's CSP confines.
+    return purifier.sanitize(html, { WHOLE_DOCUMENT: true, FORBID_TAGS, FORBID_ATTR });
+  } finally {
+    inlineParts = new Map();
+  }
 }
 
-export function frameDocument(html: string, remote: boolean): string {
+export function frameDocument(html: string, remote: boolean, inline?: ReadonlyMap<string, string>): string {
   const images = remote ? 'data: https: http:' : 'data:';
   const csp = `default-src 'none'; style-src 'unsafe-inline'; img-src ${images}; font-src 'none'; form-action 'none'; base-uri 'none'`;
   return (
     `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="${csp}">` +
     `<meta name="referrer" content="no-referrer"><meta charset="utf-8"></head><body>` +
-    sanitizeMailHtml(html) +
+    sanitizeMailHtml(html, inline) +
     '</body></html>'
   );
 }
 
-export function MailFrame(props: { html: string }) {
+/** `inline`: the message's image parts by lower-cased Content-ID, as data: URLs (the frame loads nothing else). */
+export function MailFrame(props: { html: string; inline?: ReadonlyMap<string, string> }) {
   const [remote, setRemote] = useState(false);
-  const srcdoc = useMemo(() => frameDocument(props.html, remote), [props.html, remote]);
+  const srcdoc = useMemo(() => frameDocument(props.html, remote, props.inline), [props.html, remote, props.inline]);
   return (
     <div class="mail-frame">
       {!remote && (

@@ -24,6 +24,8 @@ export interface Attachment {
   filename: string;
   contentType: string;
   sizeBytes: number;
+  /** Content-ID without angle brackets: `cid:<contentId>` in bodyHtml names this part. */
+  contentId?: string | null;
 }
 
 export interface MessageDetail extends MessageSummary {

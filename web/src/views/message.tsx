@@ -162,6 +162,7 @@ function BodyTabs(props: { m: MessageDetail; path: string; tab: Tab; setTab: (t:
   const { m, tab } = props;
   const [raw, setRaw] = useState<string | null>(null);
   const [rawError, setRawError] = useState<string | null>(null);
+  const inline = useInlineImages(m, props.path);
   useEffect(() => {
     if ((tab !== 'raw' && tab !== 'headers') || raw !== null || !m.rawContentPath) return;
     fetchText(`${props.path}/raw`).then(setRaw, (err) => setRawError(errorText(err)));
@@ -186,7 +187,11 @@ function BodyTabs(props: { m: MessageDetail; path: string; tab: Tab; setTab: (t:
       </div>
       <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${tab}`}>
         {tab === 'html' &&
-          (m.bodyHtml ? <MailFrame html={m.bodyHtml} /> : <p class="hint">This message has no HTML part.</p>)}
+          (m.bodyHtml ? (
+            <MailFrame html={m.bodyHtml} inline={inline} />
+          ) : (
+            <p class="hint">This message has no HTML part.</p>
+          ))}
         {tab === 'text' && <pre class="body-text">{m.bodyText ?? '(no text part)'}</pre>}
         {tab === 'headers' &&
           (m.rawContentPath ? (
@@ -224,6 +229,9 @@ function storedHeaders(m: MessageDetail): string {
 }
 
 const TEXT_KINDS = /^(application\/pdf|application\/vnd\.openxmlformats-officedocument\.wordprocessingml\.document)$/i;
+/** Images shown in the console (no SVG: it is a document, not a picture). */
+const RASTER = /^image\/(png|jpeg|gif|webp)$/i;
+
 /** The server finds PDF and DOCX by extension too when the type is generic. */
 const TEXT_NAMES = /\.(pdf|docx)$/i;
 
@@ -236,7 +244,7 @@ function AttachmentItem(props: { path: string; a: Attachment; onError: (e: strin
   const href = `${props.path}/attachments/${encodeURIComponent(a.attachmentId)}`;
   const [image, setImage] = useState<string | null>(null);
   const [text, setText] = useState<string | null>(null);
-  const isImage = /^image\/(png|jpeg|gif|webp)$/i.test(a.contentType);
+  const isImage = RASTER.test(a.contentType);
   const hasText = TEXT_KINDS.test(a.contentType) || TEXT_NAMES.test(a.filename);
   useEffect(() => {
     if (!isImage) return;
@@ -286,3 +294,45 @@ async function fetchBlob(path: string): Promise<Blob> {
   if (!r.ok) throw new Error(`HTTP ${r.status}`);
   return r.blob();
 }
+
+/** Inline images bigger than this together are left as unresolved cid: references. */
+const INLINE_BUDGET_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The image parts the HTML names by `cid:`, fetched once with the session's token and handed to the
+ * frame as data: URLs: the frame itself may load nothing (its CSP allows data: images only).
+ */
+function useInlineImages(m: MessageDetail, path: string): ReadonlyMap<string, string> | undefined {
+  const [inline, setInline] = useState<ReadonlyMap<string, string> | undefined>(undefined);
+  useEffect(() => {
+    const html = m.bodyHtml?.toLowerCase() ?? '';
+    let budget = INLINE_BUDGET_BYTES;
+    const parts = m.attachments.filter((a) => {
+      if (!a.contentId || !RASTER.test(a.contentType) || a.sizeBytes > budget) return false;
+      if (!html.includes(`cid:${a.contentId.toLowerCase()}`)) return false;
+      budget -= a.sizeBytes;
+      return true;
+    });
+    if (parts.length === 0) return;
+    let cancelled = false;
+    Promise.all(
+      parts.map(async (a) => {
+        const blob = await fetchBlob(`${path}/attachments/${encodeURIComponent(a.attachmentId)}`).catch(() => null);
+        const url = blob && (await dataUrlOf(new Blob([blob], { type: a.contentType })).catch(() => null));
+        return [a.contentId!.toLowerCase(), url] as const;
+      }),
+    ).then((found) => {
+      if (!cancelled) setInline(new Map(found.filter((f): f is [string, string] => f[1] !== null)));
+    });
+    return () => void (cancelled = true);
+  }, [m.messageId]);
+  return inline;
+}
+
+const dataUrlOf = (blob: Blob): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result as string);
+    reader.onerror = () => reject(reader.error ?? new Error('unreadable'));
+    reader.readAsDataURL(blob);
+  });
