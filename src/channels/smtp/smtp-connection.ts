@@ -152,10 +152,27 @@ export class MailboxSmtpServer extends SMTPServer {
     super(options);
   }
 
+  /** Connections admitted and not yet closed: SMTP_MAX_CONNECTIONS is held against this count. */
+  private admitted = 0;
+
   override connect(
     socket: net.Socket | tls.TLSSocket,
     socketOptions?: ConstructorParameters<typeof SMTPConnection>[2],
   ): void {
+    // smtp-server compares its connection set with maxClients after adding each one, and refused
+    // connections stay in the set until they close: under a burst the greeted count depends on
+    // how fast refusals close (400 of a 1 000-connection burst against a cap of 200 was seen).
+    // Counted here, before anything is set up, the cap is exact and a refusal costs one write.
+    const max = this.options.maxClients;
+    if (max && this.admitted >= max) {
+      const reply = catalogReply('TOO_MANY_CONNECTIONS');
+      socket.on('error', () => undefined);
+      socket.end(`${reply.code} ${reply.text}\r\n`);
+      setTimeout(() => socket.destroy(), 5_000).unref(); // a client that never closes its side
+      return;
+    }
+    this.admitted++;
+    socket.once('close', () => this.admitted--);
     const connection = new MailboxSmtpConnection(this, socket, socketOptions);
     this.connections.add(connection);
     connection.on('error', (err: Error) => this._onError(err));
