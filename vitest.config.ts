@@ -14,6 +14,9 @@ import { defineConfig } from 'vitest/config';
 const engines = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres,pglite').split(',');
 
 const ONE_ENGINE = ['test/cli/cli.test.ts', 'test/cli/role-modules.test.ts'];
+// Files that need a process no other file ran in: instrumentation patches pg, koa and ioredis as
+// they are first imported; the metrics test reads the process-wide Prometheus registry's counts.
+export const FRESH_PROCESS = ['test/telemetry/send-trace.test.ts', 'test/telemetry/metrics.test.ts'];
 const OWN_PROJECTS = ['test/unit/', 'test/k8s/', 'test/reliability/', 'test/browser/'];
 
 const ROOT = import.meta.dirname;
@@ -88,17 +91,34 @@ export default defineConfig({
           hookTimeout: 360_000,
         },
       },
-      ...engines.map((engine) => ({
-        extends: true as const,
-        test: {
-          name: engine,
-          include: ['test/**/*.test.ts'],
-          exclude: [...OWN_PROJECTS.map((dir) => `${dir}**`), ...onceFiles],
-          env: { MAILBOX_TEST_ENGINE: engine },
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
+      // Per engine, the files that open storage share their worker's module cache (and PGlite's
+      // compiled WASM): importing the service and compiling PGlite were a third of these projects'
+      // time. Each file still starts its own servers on its own database. FRESH_PROCESS files get a
+      // process of their own; test/unit/test-isolation.test.ts holds the rest to what sharing needs.
+      ...engines.flatMap((engine) => [
+        {
+          extends: true as const,
+          test: {
+            name: engine,
+            include: ['test/**/*.test.ts'],
+            exclude: [...OWN_PROJECTS.map((dir) => `${dir}**`), ...onceFiles, ...FRESH_PROCESS],
+            env: { MAILBOX_TEST_ENGINE: engine },
+            isolate: false,
+            testTimeout: 30_000,
+            hookTimeout: 60_000,
+          },
         },
-      })),
+        {
+          extends: true as const,
+          test: {
+            name: `${engine}-fresh`,
+            include: FRESH_PROCESS,
+            env: { MAILBOX_TEST_ENGINE: engine },
+            testTimeout: 30_000,
+            hookTimeout: 60_000,
+          },
+        },
+      ]),
     ],
     pool: 'forks',
     maxWorkers: 2,

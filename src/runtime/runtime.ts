@@ -54,8 +54,11 @@ export interface StartOptions {
   clock?: Clock;
   /** Skip migrations (the Helm chart runs them in a hook Job). */
   skipMigrations?: boolean;
-  /** PGlite in memory instead of under the data dir (tests). */
-  inMemoryDatabase?: boolean;
+  /**
+   * PGlite in memory instead of under the data dir (tests), empty or from a dump of a migrated
+   * cluster (the test harness starts hundreds; initdb and the migrations are a second of each).
+   */
+  inMemoryDatabase?: boolean | { dump: Blob };
   /** The command that holds an embedded data directory (default `serve`); named by a second process. */
   command?: string;
 }
@@ -94,6 +97,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     {
       databaseUrl: config.DATABASE_URL,
       pgliteDir: config.DATABASE_URL || options.inMemoryDatabase ? undefined : path.join(config.dataDir, 'pglite'),
+      pgliteDump: typeof options.inMemoryDatabase === 'object' ? options.inMemoryDatabase.dump : undefined,
       poolMax: config.DATABASE_POOL_MAX,
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       lockAs: {

@@ -19,6 +19,8 @@ export interface DatabaseTarget {
   /** postgres://… when set; otherwise the embedded PGlite cluster under `pgliteDir`. */
   databaseUrl?: string | undefined;
   pgliteDir?: string | undefined;
+  /** An in-memory PGlite starts from this dump of a cluster (`dumpDataDir`) instead of an empty one. */
+  pgliteDump?: Blob | undefined;
   poolMax?: number;
   /** Run parameterised statements as named prepared statements (PostgreSQL only; default true). */
   preparedStatements?: boolean;
@@ -68,7 +70,11 @@ export function ormOptions(target: DatabaseTarget): Partial<Options> {
     // An absent dir means an in-memory cluster (tests); a path makes it persistent.
     dbName: target.pgliteDir ?? 'memory://',
     // The search index's mailbox key (migration 20270126000000); PostgreSQL ships it in contrib.
-    driverOptions: { extensions: { btree_gin } },
+    // A factory, because MikroORM copies option objects and a copied Blob (the dump) is unreadable.
+    driverOptions: () => ({
+      extensions: { btree_gin },
+      ...(target.pgliteDump && !target.pgliteDir ? { loadDataDir: target.pgliteDump } : {}),
+    }),
   } as Partial<Options>;
 }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database, settleAll, sql, type Sql } from '../../src/storage/database.js';
 import { openOrm, type Orm } from '../../src/storage/orm.js';
 import { createScratchDatabase, ENGINE } from '../support/harness.js';
+import { migratedPgliteDump } from '../support/pglite-dump.js';
 
 // Database.writeTx: on PostgreSQL with pipelining (src/storage/statement-pipeline.ts) the
 // statements a write issues together share one round trip; without it (PGlite, or turned off) it
@@ -33,7 +34,10 @@ afterAll(async () => {
 const modes = ENGINE === 'postgres' ? [true, false] : [false];
 
 async function open(pipeline: boolean): Promise<Database> {
-  const orm = await openOrm(scratch ? { databaseUrl: scratch.url, poolMax: 1 } : {});
+  // On PGlite from the harness's dump: a started cluster without initdb's second.
+  const orm = await openOrm(
+    scratch ? { databaseUrl: scratch.url, poolMax: 1 } : { pgliteDump: await migratedPgliteDump() },
+  );
   opened.push(orm);
   const db = new Database(orm, { pipeline });
   await sql`create table if not exists pipe_probe (id int primary key, note text, at timestamptz, doc jsonb, n int8)`.execute(

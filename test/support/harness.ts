@@ -10,6 +10,7 @@ import { registerSmtp } from './intake-queue.js';
 import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/access/scopes.js';
 import type { Clock } from '../../src/core/base/time.js';
+import { migratedPgliteDump } from './pglite-dump.js';
 
 /** Which engine this vitest project runs against (vitest.config.ts sets it per project). */
 export const ENGINE = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres') as 'postgres' | 'pglite';
@@ -135,7 +136,7 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
   const runtime = await startRuntime(config, {
     roles: options.roles ?? ['api'],
     log: options.log ?? silentLogger,
-    inMemoryDatabase: engine === 'pglite',
+    inMemoryDatabase: engine === 'pglite' && { dump: await migratedPgliteDump() },
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const unregisterSmtp = registerSmtp(runtime);
