@@ -175,6 +175,8 @@ export const configSchema = z.object({
   MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).default(20),
   /** Long-polls (GET /api/messages/wait, MCP wait_for_message) one token may hold at once per process (429 beyond). */
   MAX_WAITS_PER_TOKEN: z.coerce.number().int().min(1).default(10),
+  /** How often a waiting MCP tool call (wait_for_message) reports progress to a client that passed a progressToken. */
+  MCP_PROGRESS_INTERVAL: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
   /** How often a held MCP events/stream sends a heartbeat and re-checks its token (the Events extension asks for ≤ 30 s). */
   MCP_EVENTS_HEARTBEAT: durationMs.default(15_000),
   /** MCP events/stream requests one token may hold open at once per process (-32013 beyond). */

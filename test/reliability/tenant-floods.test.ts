@@ -268,7 +268,7 @@ describe('tenant floods', () => {
     const probe = victimProbe();
     const results = await Promise.all(
       Array.from({ length: waits }, () =>
-        fetch(`${proc.url}/api/messages/wait?timeoutMs=30000`, {
+        fetch(`${proc.url}/api/messages/wait?timeoutMs=${scale(5_000, 30_000)}`, {
           headers: { authorization: `Bearer ${attacker.token}` },
           signal: AbortSignal.timeout(60_000),
         }).then(

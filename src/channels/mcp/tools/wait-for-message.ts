@@ -7,12 +7,6 @@ import {
 import { defineTool, describeFields } from '../tool.js';
 import { ERRORS_NOTE, FROM_FILTER, MAILBOX_ADDRESS_ACTING, REQUIRE_AUTHENTICATED } from './fields.js';
 
-/**
- * Progress every 10 s while waiting, when the client passed a progressToken: a client that
- * resets its request timeout on progress can then wait without guessing the server's timing.
- */
-const PROGRESS_EVERY_MS = 10_000;
-
 /** GET /api/messages/wait. */
 export const waitForMessageTool = defineTool({
   name: 'wait_for_message',
@@ -38,6 +32,8 @@ export const waitForMessageTool = defineTool({
   output: waitResultSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   run: async (input, { principal, services, signal, progress }) => {
+    // Progress every MCP_PROGRESS_INTERVAL while waiting, when the client passed a progressToken: a
+    // client that resets its request timeout on progress can then wait without guessing our timing.
     const started = performance.now();
     const ticker = progress
       ? setInterval(
@@ -45,7 +41,7 @@ export const waitForMessageTool = defineTool({
             void progress(Math.round(performance.now() - started), input.timeoutMs, 'waiting for a message').catch(
               () => undefined,
             ),
-          PROGRESS_EVERY_MS,
+          services.config.MCP_PROGRESS_INTERVAL,
         )
       : undefined;
     try {
