@@ -366,3 +366,73 @@ describe('links that do not decide', () => {
     expect((await decideLink(server, link, 'reject')).body.errorCode).toBe('APPROVAL_LINK_EXPIRED');
   });
 });
+
+describe('what the notice worker does not mail', () => {
+  const statusOf = async (id: string, address: string) =>
+    (
+      await q`select status, last_error from approval_link where message_id = ${id} and approver_address = ${address}`
+    )[0];
+  const notices = async (token: string, subject: string) =>
+    ((await server.api(token).get('/api/messages?limit=100')).body.data.items as any[]).filter(
+      (m) => m.subject === `Approval needed: ${subject}`,
+    ).length;
+
+  it('a notice of a message decided meanwhile is skipped, not sent', async () => {
+    const { id, subject } = await held();
+    await humanLink(subject);
+    const approver = await server
+      .api(domain.token)
+      .post(`/api/domain/mailboxes/${agent.mailboxId}/access-tokens`, {
+        tokenName: 'human',
+        scopes: ['MailboxApprove'],
+      });
+    expect((await server.api(approver.body.data.accessToken).post(`/api/messages/${id}/reject`)).status).toBe(200);
+    // As if the worker had not come to it before the decision.
+    const address = human.address.toLowerCase();
+    await q`update approval_link set status = 'pending', run_after = ${clock.now()}, secret_hash = null
+      where message_id = ${id} and approver_address = ${address}`;
+    const row = await waitFor(async () => {
+      const r = await statusOf(id, address);
+      return r.status !== 'pending' && r;
+    });
+    expect(row).toEqual({ status: 'skipped', last_error: 'the message is no longer held' });
+    expect(await notices(human.token, subject)).toBe(1);
+  });
+
+  it('never the held mailbox itself (a manifest could list it), and an unknown hosted address fails', async () => {
+    const nobody = `nobody@${domain.name}`;
+    // Written as a declared policy would be: PUT refuses the mailbox's own address.
+    await q`update mailbox set policy = policy || jsonb_build_object('approverAddresses',
+      jsonb_build_array(${agent.address}::text, ${nobody}::text, ${human.address.toLowerCase()}::text))
+      where id = ${agent.mailboxId}`;
+    try {
+      const { id, subject } = await held();
+      await humanLink(subject);
+      const own = await waitFor(async () => {
+        const r = await statusOf(id, agent.address);
+        return r.status !== 'pending' && r;
+      });
+      expect(own).toEqual({ status: 'skipped', last_error: 'an address of the held mailbox itself' });
+      expect(await notices(agent.token, subject)).toBe(0);
+      const unknown = await waitFor(async () => {
+        const r = await statusOf(id, nobody);
+        return r.status !== 'pending' && r;
+      });
+      expect(unknown).toEqual({ status: 'failed', last_error: '550 5.1.1 No such mailbox here' });
+    } finally {
+      await setPolicy(agent.mailboxId, { approval: 'all', approverAddresses: [human.address, OUTSIDE] });
+    }
+  });
+
+  it('a scheduled send held when it comes due notifies the approvers too', async () => {
+    const subject = `Scheduled ${++counter}`;
+    const res = await server
+      .api(agent.token)
+      .post('/api/messages/send', sendBody(bob.address, { subject, sendAt: clock.now().getTime() + 60_000 }));
+    expect(res.body.data.status).toBe('scheduled');
+    expect(await q`select 1 from approval_link where message_id = ${res.body.data.messageId}`).toEqual([]);
+    clock.advance(61_000);
+    const link = await humanLink(subject);
+    expect((await viewLink(server, link)).body.data).toMatchObject({ subject, approvalStatus: 'pending' });
+  });
+});
