@@ -380,12 +380,10 @@ describe('what the notice worker does not mail', () => {
   it('a notice of a message decided meanwhile is skipped, not sent', async () => {
     const { id, subject } = await held();
     await humanLink(subject);
-    const approver = await server
-      .api(domain.token)
-      .post(`/api/domain/mailboxes/${agent.mailboxId}/access-tokens`, {
-        tokenName: 'human',
-        scopes: ['MailboxApprove'],
-      });
+    const approver = await server.api(domain.token).post(`/api/domain/mailboxes/${agent.mailboxId}/access-tokens`, {
+      tokenName: 'human',
+      scopes: ['MailboxApprove'],
+    });
     expect((await server.api(approver.body.data.accessToken).post(`/api/messages/${id}/reject`)).status).toBe(200);
     // As if the worker had not come to it before the decision.
     const address = human.address.toLowerCase();
