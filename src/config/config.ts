@@ -248,7 +248,7 @@ export const configSchema = z.object({
   HTTP_DRAIN_TIMEOUT: durationMs.refine((ms) => ms > 0, 'must be above 0').default(10_000),
   /** Proxies whose X-Forwarded-For is believed: `false`/unset none, a hop count N (`true` = 1), or a comma list of CIDRs. */
   TRUST_PROXY: trustProxy.default({ kind: 'hops', hops: 0 }),
-  /** Public base URL shown in docs and links. */
+  /** Public base URL shown in docs and links, approval links included (unset there: http://<SMTP_HOSTNAME>:<PORT>). */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Attachment text (docs/api.md): largest file text is extracted from (413 beyond). */
   ATTACHMENT_TEXT_MAX_BYTES: z.coerce

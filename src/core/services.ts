@@ -39,6 +39,9 @@ import { OutboundPolicy } from './flows/policy/outbound-policy.js';
 import { ApprovalStore } from './flows/policy/approval.store.js';
 import { ApprovalService } from './flows/policy/approval.service.js';
 import { MailboxPolicyService } from './flows/policy/mailbox-policy.service.js';
+import { ApprovalCredentials } from './access/approval-credential.js';
+import { ApprovalLinkStore } from './flows/policy/approval-link.store.js';
+import { ApprovalLinkService } from './flows/policy/approval-link.service.js';
 import { AuditStore } from './state/audit/audit.store.js';
 import { AuditService } from './state/audit/audit.service.js';
 import { ScreeningReleaseService } from './flows/inbound/release.service.js';
@@ -134,6 +137,10 @@ export function createServices(deps: CoreDeps): Services {
     { ttlMs: config.APPROVAL_TTL },
     (trx, messageId, mailboxId, at) => insertOutboxJob(trx, messageId, mailboxId, null, at),
   );
+  // Approval links: their own key, so a link's signature can never be any other HMAC of the service.
+  const approvalCredentials = new ApprovalCredentials(deriveKey(serverKey, 'approval-link'));
+  const approvalLinkStore = new ApprovalLinkStore(db, approvalCredentials);
+  const approvalLinks = new ApprovalLinkService(db, approvalLinkStore, approvals, approvalCredentials, throttle, clock);
   const sending = new SendService(
     db,
     bus,
@@ -209,6 +216,9 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     mailboxPolicies: new MailboxPolicyService(db, policyStore),
     approvals,
+    approvalCredentials,
+    approvalLinkStore,
+    approvalLinks,
     screeningRelease: new ScreeningReleaseService(db, auditStore, bus, clock, log),
     threads: new ThreadStateService(db, cursors, clock, bus, log),
     followUps: new FollowUps(db, bus, clock, log),

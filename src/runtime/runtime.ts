@@ -13,6 +13,7 @@ import type { ClaimedRow } from '../core/flows/intake/intake-queue.store.js';
 import { InboundQueue } from '../core/flows/inbound/inbound-queue.js';
 import { SubmissionQueue } from '../core/flows/submission/submission-queue.js';
 import { OutboxWorker } from '../core/flows/outbound/outbox-worker.js';
+import { ApprovalNoticeWorker } from '../core/flows/outbound/approval-notice.worker.js';
 import { WebhookWorker } from '../core/flows/webhooks/webhook-worker.js';
 import { startResourceDirectory } from '../core/flows/resources/resource-runtime.js';
 import { startEventSweeper } from '../core/state/events/event-sweeper.js';
@@ -185,6 +186,18 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     });
     worker.start();
     closers.push(() => worker.stop());
+    // Approval links: the notices of held sends to the mailboxes' approvers (docs/workflow.md).
+    const notices = new ApprovalNoticeWorker(services, {
+      workerId: `${hostname()}:${process.pid}`,
+      pollIntervalMs: config.WORKER_POLL_INTERVAL,
+      leaseMs: config.WORKER_LEASE,
+      ttlMs: config.APPROVAL_TTL,
+      // Without PUBLIC_BASE_URL: this host at the port it serves HTTP on (set it behind a proxy).
+      publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${services.transport.hostname}:${httpPort ?? config.PORT}`,
+      retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
+    });
+    notices.start();
+    closers.push(() => notices.stop());
     // Ports 25 and 587's queued intake: the messages their 250s promised, stored behind them.
     const startIntake = <Q extends ClaimedRow>(queue: IntakeQueue<Q>) => {
       const intake = new IntakeQueueWorker(db, queue, clock, log, {

@@ -29,6 +29,23 @@ export interface AccessToken {
   token_prefix: string;
 }
 
+export interface ApprovalLink {
+  approver_address: string;
+  attempts: Generated<number>;
+  created_at: DbTimestamp;
+  expires_at: DbTimestamp | null;
+  last_error: string | null;
+  lease_until: DbTimestamp | null;
+  locked_by: string | null;
+  mailbox_id: string;
+  message_id: string;
+  run_after: DbTimestamp;
+  secret_hash: string | null;
+  sent_at: DbTimestamp | null;
+  status: string;
+  used_at: DbTimestamp | null;
+}
+
 export interface Attachment {
   blob_key: string;
   content_id: string | null;
@@ -56,6 +73,7 @@ export interface AttachmentText {
 }
 
 export interface AuditEntry {
+  actor_address: string | null;
   channel: string;
   created_at: DbTimestamp;
   decision: string;
@@ -329,6 +347,7 @@ export interface WebhookDelivery {
 
 export interface DB {
   access_token: AccessToken;
+  approval_link: ApprovalLink;
   attachment: Attachment;
   attachment_text: AttachmentText;
   audit_entry: AuditEntry;

@@ -84,10 +84,28 @@ const cases: Array<{ name: string; kind: 'Domain' | 'Mailbox'; spec: unknown; se
         approval: 'new-recipients',
         autoReplyGuard: true,
         inboundScreening: { holdAtScore: 0.5 },
+        approverAddresses: ['lead@example.test', 'ops@partner.test'],
       },
     },
     server: true,
     core: true,
+  },
+  {
+    name: 'an approver that is not an address',
+    kind: 'Mailbox',
+    spec: { address: 'a@example.test', policy: { approverAddresses: ['lead'] } },
+    server: false,
+    core: false,
+  },
+  {
+    name: 'more than 10 approvers',
+    kind: 'Mailbox',
+    spec: {
+      address: 'a@example.test',
+      policy: { approverAddresses: Array.from({ length: 11 }, (_, i) => `p${i}@example.test`) },
+    },
+    server: false,
+    core: false,
   },
   {
     name: 'a policy pattern without @',

@@ -34,6 +34,7 @@ import {
   type MailboxFixture,
 } from '../support/tenants.js';
 import { seedMessageWithRaw } from '../transport/download-fixtures.js';
+import { APPROVAL_LINK_CASES } from '../support/approval-link-fixtures.js';
 import { connect } from '../realtime/client.js';
 import { recordFigure, zeroFigure } from './support/figures.js';
 
@@ -129,6 +130,25 @@ describe('HTTP: every route', () => {
       }
       mismatches.push(...wrong);
       expect(wrong).toEqual([]);
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Approval links: routes without a token whose credential is the link. The rows above check that a
+// token changes nothing there; these check the link itself (used, expired, tampered, aimed at
+// another tenant's message, already decided by a token).
+
+describe('HTTP: approval links', () => {
+  for (const c of APPROVAL_LINK_CASES) {
+    it(c.name, async () => {
+      const got = await c.attempt(world);
+      checked.http++;
+      if (got.status !== c.expected.status || got.errorCode !== c.expected.errorCode)
+        mismatches.push(
+          `approval link [${c.name}]: expected ${JSON.stringify(c.expected)}, got ${JSON.stringify(got)}`,
+        );
+      expect(got).toEqual(c.expected);
     });
   }
 });

@@ -5,6 +5,7 @@ import { createTenants, mintToken, seedHeldMessage, seedMessage, setMailboxPassw
 import { seedMessageWithRaw } from '../transport/download-fixtures.js';
 import { insertWebhook } from '../../src/core/flows/webhooks/webhook.store.js';
 import { ID_PREFIX, newId } from '../../src/core/base/ids.js';
+import { seedApprovalLink } from './approval-link-fixtures.js';
 
 /**
  * How to build one valid request per HTTP route, for the authorization matrix. Every request
@@ -427,6 +428,23 @@ export const routeFixtures: Record<string, RouteFixture> = {
   },
   'PUT /api/domain/storage': {
     build: async () => ({ path: '/api/domain/storage', json: { defaultStorageQuotaBytes: null } }),
+    foreignDomain: 'success',
+  },
+
+  // ---- approval links (no bearer token: the link's credential is the body) ----
+  'POST /api/approval-links/view': {
+    build: async (w) => ({
+      path: '/api/approval-links/view',
+      json: { credential: (await seedApprovalLink(w.server, w.t.A1)).credential },
+    }),
+    foreignDomain: 'success',
+  },
+  'POST /api/approval-links/decision': {
+    // A fresh held message and link per row: a link decides once.
+    build: async (w) => ({
+      path: '/api/approval-links/decision',
+      json: { credential: (await seedApprovalLink(w.server, w.t.A1)).credential, decision: 'reject' },
+    }),
     foreignDomain: 'success',
   },
 

@@ -13,6 +13,7 @@ import { DomainMailboxes } from './views/domain';
 import { Approvals } from './views/approvals';
 import { Audit } from './views/audit';
 import { KeyHelp } from './views/key-help';
+import { ApproveLink } from './views/approve-link';
 
 /** The console: sign in, then one screen per hash route (router.ts). */
 export function App() {
@@ -40,6 +41,8 @@ export function App() {
       },
     );
   }, [token, followed]);
+  // A mailed approval link opens its page with or without a session: the link is its own credential.
+  if (route.value[0] === 'approve') return <ApproveLink credential={route.value[1] ?? ''} />;
   if (!session.token.value || session.expired.value) return <Login />;
   const [screen = session.kind.value === 'domain' && !session.mailboxAddress.value ? 'domain' : 'inbox', a, b] =
     route.value;

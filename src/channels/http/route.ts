@@ -29,7 +29,7 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   /** Koa-router path, e.g. `/api/messages/:messageId`. */
   path: string;
   summary: string;
-  /** `none` only for password login; every other route needs a bearer token. */
+  /** `none` only for password login and the approval links (their credential is the body); every other route needs a bearer token. */
   auth: 'bearer' | 'none';
   /** Scope the core requires (documentation and the authorization matrix; the core enforces it). */
   scope?: Scope;

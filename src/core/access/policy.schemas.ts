@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { recipientPatternSchema } from './recipient-pattern.js';
+import { isAddress, normalizeAddress } from '../base/address.js';
 
 // The outbound policy model (docs/contract.md, "Outbound policy"; docs/api.md, "Outbound policy").
 
@@ -16,6 +17,24 @@ export const inboundScreeningSchema = z
 export type InboundScreeningPolicy = z.infer<typeof inboundScreeningSchema>;
 const limit = z.number().int().min(0).max(100_000).nullable();
 
+/** Approvers per mailbox at most: each held send mails every one of them. */
+export const MAX_APPROVER_ADDRESSES = 10;
+
+/**
+ * The people mailed a one-time approval link when a send of the mailbox is held (docs/workflow.md,
+ * "Approval links"): plain addresses, normalised like every stored address. One listed twice is
+ * mailed once (a notice per message and address).
+ */
+export const approverAddressesSchema = z
+  .array(
+    z
+      .string()
+      .max(320)
+      .transform(normalizeAddress)
+      .refine(isAddress, { message: 'must be an e-mail address (user@domain)' }),
+  )
+  .max(MAX_APPROVER_ADDRESSES);
+
 /** A mailbox's policy as stored and shown: every field present, defaults filled in. */
 export const mailboxPolicySchema = z.object({
   /** Empty: every recipient allowed (subject to the block list). */
@@ -30,6 +49,8 @@ export const mailboxPolicySchema = z.object({
   approval: approvalModeSchema.default('none'),
   autoReplyGuard: z.boolean().default(true),
   inboundScreening: inboundScreeningSchema.default({ holdAtScore: null }),
+  /** Mailed a one-time approval link for each held send; empty: approvals only through the API and console. */
+  approverAddresses: approverAddressesSchema.default([]),
 });
 export type MailboxPolicy = z.infer<typeof mailboxPolicySchema>;
 

@@ -5,6 +5,7 @@ import type { TokenMinter } from './token-minter.js';
 import type { UsageRecorder } from './usage-recorder.js';
 import type { LoginService } from './login.service.js';
 import type { PasswordHashGate } from './password-hash-gate.js';
+import type { ApprovalCredentials } from './approval-credential.js';
 
 /** The access floor's share of `Services`: who is calling, and their tokens. */
 export interface AccessServices {
@@ -19,4 +20,6 @@ export interface AccessServices {
   login: LoginService;
   /** Concurrent password hashes, per client address and overall. */
   hashes: PasswordHashGate;
+  /** Mints and opens the one-time credentials of approval links (a key of its own). */
+  approvalCredentials: ApprovalCredentials;
 }

@@ -346,6 +346,32 @@ export const ERRORS = {
     smtp: '550 5.7.1 A sender may not approve its own message',
     message: 'The token that made a held send, or a token it minted, may not approve or reject it.',
   },
+  // Approval links (docs/workflow.md, "Approval links"): the one-time credential mailed to an approver.
+  APPROVAL_LINK_INVALID: {
+    status: 404,
+    smtp: '550 5.7.1 Approval link not valid',
+    message: 'This approval link is not valid: it was mistyped, replaced by a newer one, or never issued.',
+  },
+  APPROVAL_LINK_EXPIRED: {
+    status: 410,
+    smtp: '550 5.7.1 Approval link expired',
+    message: 'This approval link has expired with the hold it announced (APPROVAL_TTL).',
+  },
+  APPROVAL_LINK_USED: {
+    status: 410,
+    smtp: '550 5.7.1 Approval link already used',
+    message: 'This approval link was already used; each link decides once.',
+  },
+  APPROVAL_LINK_REVOKED: {
+    status: 403,
+    smtp: '550 5.7.1 Approval link revoked',
+    message: "This address is no longer an approver of the mailbox (its policy's approverAddresses).",
+  },
+  APPROVAL_LINK_DECIDED: {
+    status: 409,
+    smtp: '550 5.7.1 Approval already decided',
+    message: 'This message was already decided by other means; the link changed nothing.',
+  },
   // Agent-native reading (docs/api.md, "Search", "Attachment text", "Webhooks").
   SEARCH_QUERY_INVALID: {
     status: 400,

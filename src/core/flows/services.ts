@@ -6,6 +6,8 @@ import type { OutboundPolicy } from './policy/outbound-policy.js';
 import type { MailboxPolicyService } from './policy/mailbox-policy.service.js';
 import type { ApprovalService } from './policy/approval.service.js';
 import type { ApprovalStore } from './policy/approval.store.js';
+import type { ApprovalLinkStore } from './policy/approval-link.store.js';
+import type { ApprovalLinkService } from './policy/approval-link.service.js';
 import type { WebhookService } from './webhooks/webhook.service.js';
 import type { EventSubscriptionService } from './event-subscriptions/subscription.service.js';
 import type { ScreeningReleaseService } from './inbound/release.service.js';
@@ -23,6 +25,10 @@ export interface FlowServices {
   /** Approve/reject of held messages and their expiry. */
   approvals: ApprovalService;
   approvalStore: ApprovalStore;
+  /** Approval links' rows and notices (the notice worker claims them). */
+  approvalLinkStore: ApprovalLinkStore;
+  /** The approval page's public routes: open a link, decide through it. */
+  approvalLinks: ApprovalLinkService;
   /** Webhook registrations (HTTP /api/domain/webhooks, /api/mailbox/webhooks). */
   webhooks: WebhookService;
   /** Seals webhook secrets (a key of its own, derived from the server key). */

@@ -25,6 +25,8 @@ export const AuditEntryEntity = defineEntity({
     mailbox: () => p.manyToOne(MailboxEntity).mapToPk().deleteRule('cascade'),
     domainId: p.string().length(40),
     tokenId: p.string().length(40).nullable(),
+    /** The person who decided through an approval link (their address); null for token and worker entries. */
+    actorAddress: p.string().length(320).nullable(),
     channel: p.string().length(16),
     decision: p.string().length(16),
     rule: p.string().length(40).nullable(),

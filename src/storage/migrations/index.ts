@@ -15,6 +15,7 @@ import { Migration20270210000000MailboxContacts } from './20270210000000-mailbox
 import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-compression.js';
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 import { Migration20270416000000MessageSnippet } from './20270416000000-message-snippet.js';
+import { Migration20270425000000ApprovalLinks } from './20270425000000-approval-links.js';
 import { Migration20270410000000AttachmentContentId } from './20270410000000-attachment-content-id.js';
 import { Migration20270412000000SentRaw } from './20270412000000-sent-raw.js';
 import { Migration20270414000000MailboxExpiry } from './20270414000000-mailbox-expiry.js';
@@ -61,4 +62,5 @@ export const migrations = [
   { name: 'Migration20270413000000ScheduledSends', class: Migration20270413000000ScheduledSends },
   { name: 'Migration20270414000000MailboxExpiry', class: Migration20270414000000MailboxExpiry },
   { name: 'Migration20270416000000MessageSnippet', class: Migration20270416000000MessageSnippet },
+  { name: 'Migration20270425000000ApprovalLinks', class: Migration20270425000000ApprovalLinks },
 ];

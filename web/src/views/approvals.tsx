@@ -24,8 +24,14 @@ export function Approvals() {
   const [items, setItems] = useState<HeldItem[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [approvers, setApprovers] = useState<string[]>([]);
   const load = async () => {
     try {
+      // Who else gets each held send by mail, with a one-time link (the policy's approverAddresses).
+      void api<{ approverAddresses?: string[] }>('GET', '/api/mailbox/policy', { query: mailboxParam() }).then(
+        (p) => setApprovers(p.approverAddresses ?? []),
+        () => setApprovers([]),
+      );
       const page = await api<Page<MessageSummary>>('GET', '/api/messages', {
         query: { approval: 'pending', limit: 100, ...mailboxParam() },
       });
@@ -68,6 +74,12 @@ export function Approvals() {
           Mail the outbound policy held before it left. Approve sends it; reject discards it. Deciding needs the
           MailboxApprove scope (a domain token grants it).
         </p>
+        {approvers.length > 0 && (
+          <p class="hint">
+            Each held message is also mailed to {approvers.join(', ')} with a one-time approval link (the mailbox
+            policy's approverAddresses).
+          </p>
+        )}
         {error && (
           <p class="error" role="alert">
             {error}

@@ -10,6 +10,8 @@ export interface AuditEntry {
   mailboxAddress: string;
   tokenId: string | null;
   tokenName?: string | null;
+  /** The approver's address, for a decision through an approval link. */
+  actorAddress?: string | null;
   channel: string;
   decision: string;
   rule: string | null;
@@ -22,7 +24,7 @@ export interface AuditEntry {
 }
 
 const DECISIONS = ['accepted', 'refused', 'held', 'approved', 'rejected', 'expired', 'released'];
-const CHANNELS = ['http', 'mcp', 'smtp', 'worker'];
+const CHANNELS = ['http', 'mcp', 'smtp', 'worker', 'approval-link'];
 
 /**
  * The trail of send attempts and decisions in words: when, through which channel, what was
@@ -93,7 +95,7 @@ export function Audit() {
             <th>Rule and reason</th>
             <th>Subject</th>
             <th>Recipients</th>
-            <th class="c-token">Token</th>
+            <th class="c-token">Token or person</th>
           </tr>
         </thead>
         <tbody>
@@ -117,7 +119,11 @@ export function Audit() {
                 )}
               </td>
               <td>{e.recipients?.length ? e.recipients.join(', ') : `${e.recipientCount} recipient(s)`}</td>
-              <td>{e.tokenName ?? (e.tokenId ? e.tokenId : e.channel === 'worker' ? 'the server' : '—')}</td>
+              <td>
+                {e.actorAddress
+                  ? `${e.actorAddress} (approval link)`
+                  : (e.tokenName ?? (e.tokenId ? e.tokenId : e.channel === 'worker' ? 'the server' : '—'))}
+              </td>
             </tr>
           ))}
           {page && items.length === 0 && (

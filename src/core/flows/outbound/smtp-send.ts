@@ -102,7 +102,8 @@ export async function smtpSend(
       (resolve, reject) =>
         conn.send(
           {
-            from: envelopeAddress(envelope.from),
+            // '' is the null reverse-path `<>` (RFC 5321 §4.5.5), which the approval notices use.
+            from: envelope.from === '' ? '' : envelopeAddress(envelope.from),
             to: envelope.to.map(envelopeAddress),
             // nodemailer adds BODY=8BITMIME and SIZE= only where the EHLO offered them.
             use8BitMime: eightBit,

@@ -2,7 +2,7 @@ import { AppError, notFound } from '../../base/errors.js';
 import { recordRecipientsOf } from './contacts.store.js';
 import { toTs, type Clock } from '../../base/time.js';
 import type { Logger } from '../../base/logger.js';
-import type { Principal } from '../../access/principal.js';
+import type { Principal, Visibility } from '../../access/principal.js';
 import { requireScope, visibilityOf } from '../../access/access.js';
 import type { Database, Sql } from '../../../storage/database.js';
 import type { EventBus } from '../../../storage/event-bus.js';
@@ -14,6 +14,16 @@ import type { ApprovalRow, ApprovalStatus, ApprovalStore } from './approval.stor
 import type { ApprovalResult } from './approval.schemas.js';
 
 type Decision = 'approved' | 'rejected';
+
+/** Who decides: a token (HTTP, MCP, the console), a person through an approval link, or the worker (expiry). */
+interface Decider {
+  tokenId: string | null;
+  /** The approver's address, for a decision through an approval link (the audit's actor). */
+  actorAddress: string | null;
+  channel: Channel;
+}
+
+const WORKER: Decider = { tokenId: null, actorAddress: null, channel: 'worker' };
 
 /**
  * The approval gate's decisions (docs/contract.md, "Outbound policy"; docs/api.md, "Approval gate").
@@ -48,6 +58,30 @@ export class ApprovalService {
     return this.apply(principal, messageId, decision, channel, reason ?? null);
   }
 
+  /**
+   * A decision through an approval link (ApprovalLinkService, docs/workflow.md "Approval links"):
+   * the transaction of a token's decision, in the name of the approver's address, with `spend`
+   * (the link's one use) inside it, after the message row is locked. Null when the message was no
+   * longer pending: nothing changed, and the link is not spent.
+   */
+  async decideThroughLink(
+    grant: { mailboxId: string; messageId: string; approverAddress: string },
+    decision: Decision,
+    note: string | null,
+    spend: (trx: Sql, at: Date) => Promise<void>,
+  ): Promise<ApprovalResult | null> {
+    const by = { tokenId: null, actorAddress: grant.approverAddress, channel: 'approval-link' as const };
+    const row = await this.commit(
+      { kind: 'mailbox', mailboxId: grant.mailboxId },
+      grant.messageId,
+      decision,
+      by,
+      note,
+      spend,
+    );
+    return row ? view(row, true) : null;
+  }
+
   private async apply(
     principal: Principal,
     messageId: string,
@@ -58,20 +92,40 @@ export class ApprovalService {
     const v = visibilityOf(principal);
     const own = await this.store.ownSend(v, messageId, principal.tokenId);
     if (own) await this.refuseSelf(own, principal.tokenId, decision, channel);
+    const by = { tokenId: principal.tokenId, actorAddress: null, channel };
+    const row = await this.commit(v, messageId, decision, by, note);
+    return row ? view(row, true) : this.replay(v, messageId, decision);
+  }
+
+  /** The decision and its consequences in one transaction; null when the message was not pending. */
+  private async commit(
+    v: Visibility,
+    messageId: string,
+    decision: Decision,
+    by: Decider,
+    note: string | null,
+    within?: (trx: Sql, at: Date) => Promise<void>,
+  ): Promise<ApprovalRow | null> {
     const at = this.clock.now();
     const outcome = await this.db.tx(async (trx) => {
-      const row = await this.store.decide(trx, v, messageId, decision, principal.tokenId, at);
+      const row = await this.store.decide(trx, v, messageId, decision, by.tokenId, at);
       if (!row) return null;
+      // Under the message's row lock: of two requests with one link, the second waits and finds it spent.
+      if (within) await within(trx, at);
       if (decision === 'approved') await this.queueDelivery(trx, row.id, row.mailbox_id, at);
-      const event = await this.record(trx, row, decision, principal.tokenId, channel, note, at);
+      const event = await this.record(trx, row, decision, by, note, at);
       // After the event append, which took the mailbox row lock (the order contacts.store.ts keeps).
       if (decision === 'approved') await recordRecipientsOf(trx, row.mailbox_id, row.id, at);
       return { row, event };
     });
-    if (!outcome) return this.replay(v, messageId, decision);
-    this.log.info(`message.${decision}`, { messageId, byTokenId: principal.tokenId });
+    if (!outcome) return null;
+    this.log.info(`message.${decision}`, {
+      messageId,
+      byTokenId: by.tokenId,
+      ...(by.actorAddress ? { byApprover: by.actorAddress, channel: by.channel } : {}),
+    });
     await this.bus.publish([outcome.event]).catch((err) => this.log.warn('events.publish_failed', { err }));
-    return view(outcome.row, true);
+    return outcome.row;
   }
 
   /**
@@ -98,7 +152,7 @@ export class ApprovalService {
   }
 
   /** Nothing was pending: the same decision again is an idempotent 200, another one a 409. */
-  private async replay(v: ReturnType<typeof visibilityOf>, messageId: string, decision: Decision) {
+  private async replay(v: Visibility, messageId: string, decision: Decision) {
     const row = await this.store.current(v, messageId);
     if (!row) throw notFound('Message');
     if (row.approval_status === null) throw new AppError('APPROVAL_NOT_PENDING');
@@ -121,7 +175,7 @@ export class ApprovalService {
       const out: MailboxEvent[] = [];
       for (const row of rows) {
         await this.store.settleRecipients(trx, row.id, 'expired', at);
-        out.push(await this.record(trx, row, 'expired', null, 'worker', 'APPROVAL_TTL elapsed', at));
+        out.push(await this.record(trx, row, 'expired', WORKER, 'APPROVAL_TTL elapsed', at));
       }
       return out;
     });
@@ -133,8 +187,7 @@ export class ApprovalService {
     trx: Sql,
     row: ApprovalRow,
     status: Exclude<ApprovalStatus, 'pending'>,
-    byTokenId: string | null,
-    channel: Channel,
+    by: Decider,
     note: string | null,
     at: Date,
   ): Promise<MailboxEvent> {
@@ -142,8 +195,9 @@ export class ApprovalService {
       {
         mailboxId: row.mailbox_id,
         domainId: row.domain_id,
-        tokenId: byTokenId,
-        channel,
+        tokenId: by.tokenId,
+        actorAddress: by.actorAddress,
+        channel: by.channel,
         decision: status,
         rule: null,
         reason: note,
@@ -162,7 +216,7 @@ export class ApprovalService {
         threadId: row.thread_id,
         approvalStatus: status,
         decidedAtTs: at.getTime(),
-        decidedByTokenId: byTokenId,
+        decidedByTokenId: by.tokenId,
         deliveryStatus: status === 'approved' ? 'queued' : 'failed',
       },
       at,

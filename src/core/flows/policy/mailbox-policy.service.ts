@@ -3,6 +3,7 @@ import { requireDomainToken, requireScope, resolveDomainMailboxById, resolveMail
 import type { Database } from '../../../storage/database.js';
 import { mailboxPolicySchema, type MailboxPolicyInput, type MailboxPolicyView } from '../../access/policy.schemas.js';
 import type { PolicyStore } from './policy.store.js';
+import { AppError } from '../../base/errors.js';
 
 /**
  * Reading and setting a mailbox's outbound policy (docs/contract.md: `GET`/`PUT
@@ -29,12 +30,22 @@ export class MailboxPolicyService {
     return { mailboxId: mailbox.id, mailboxAddress: mailbox.address, ...(await this.store.mailboxPolicy(mailbox.id)) };
   }
 
-  /** Replaces the whole policy (omitted fields take their defaults); binds every token at its next use. */
+  /**
+   * Replaces the whole policy (omitted fields take their defaults); binds every token at its next
+   * use. An approver may not be an address of the mailbox itself: its agent would read the link.
+   */
   async set(principal: Principal, mailboxId: string, input: MailboxPolicyInput): Promise<MailboxPolicyView> {
     requireDomainToken(principal);
     requireScope(principal, 'DomainManage');
     const mailbox = await resolveDomainMailboxById(this.db, principal, mailboxId);
-    const policy = mailboxPolicySchema.parse(input);
+    const parsed = mailboxPolicySchema.parse(input);
+    const policy = { ...parsed, approverAddresses: [...new Set(parsed.approverAddresses)] };
+    const own = await this.store.ownAddressesAmong(mailbox.id, policy.approverAddresses);
+    if (own.length > 0)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `approverAddresses: ${own[0]} is an address of this mailbox; an approver must be a person its agent cannot read for.`,
+      );
     await this.db.tx((trx) => this.store.setMailboxPolicy(trx, mailbox.id, policy));
     return { mailboxId: mailbox.id, mailboxAddress: mailbox.address, ...policy };
   }

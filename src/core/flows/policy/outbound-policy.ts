@@ -32,7 +32,8 @@ function effectiveOf({ mailbox, chain }: PolicyLayers): EffectivePolicy {
 /** Who sends, through which channel: what the policy chain and the audit trail need. */
 export interface SendActor {
   tokenId: string;
-  channel: Exclude<Channel, 'worker'>;
+  /** A send comes through HTTP, MCP or SMTP; the worker and approval links only decide. */
+  channel: Exclude<Channel, 'worker' | 'approval-link'>;
 }
 
 /** The outcome of the policy step for a whole message (docs/api.md, decision order). */

@@ -81,6 +81,20 @@ export class PolicyStore {
     return { ...policyLayersOf(row), contacted: new Set(row?.contacted ?? []) };
   }
 
+  /**
+   * Which of `addresses` the mailbox answers to or sends as (primary, active aliases, active sender
+   * identities): never an approver of its own sends, since its agent reads that mail.
+   */
+  async ownAddressesAmong(mailboxId: string, addresses: readonly string[]): Promise<string[]> {
+    if (addresses.length === 0) return [];
+    const rows = await this.db.rows(sql<{ address: string }>`select address from (
+        select address from mailbox where id = ${mailboxId}
+        union select address from mailbox_alias where mailbox_id = ${mailboxId} and is_active
+        union select address from sender_identity where mailbox_id = ${mailboxId} and is_active) own
+      where lower(address) = any(${[...addresses]}::text[])`);
+    return rows.map((r) => r.address.toLowerCase());
+  }
+
   async setMailboxPolicy(trx: Sql, mailboxId: string, policy: MailboxPolicy): Promise<void> {
     await sql`update mailbox set policy = ${JSON.stringify(policy)}::jsonb where id = ${mailboxId}`.execute(trx);
   }

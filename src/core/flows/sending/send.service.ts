@@ -37,6 +37,7 @@ import { findReplyParent } from './reply-parent.js';
 import { replyReferences, replySubject } from '../delivery/threading.js';
 import type { OutboundPolicy, PolicyDraft, PolicyVerdict, SendActor } from '../policy/outbound-policy.js';
 import type { AuditStore } from '../../state/audit/audit.store.js';
+import { insertApprovalNotices } from '../policy/approval-link.store.js';
 
 export interface SendOptions {
   /** The client's Idempotency-Key: a retry with the same request returns the first result. */
@@ -273,8 +274,12 @@ export class SendService {
     const write = async (trx: Sql) => {
       // Issued together (one round trip when pipelined, Database.writeTx), awaited together.
       const within = options.writeWithin?.(trx);
+      // A hold's notices to the mailbox's approvers commit with it (docs/workflow.md, "Approval links").
       const outbound = writeOutbound(trx, mailbox, draft, meta, (messageId) =>
-        this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, meta.at), trx),
+        settleAll([
+          this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, meta.at), trx),
+          verdict.hold ? insertApprovalNotices(trx, messageId, mailbox.id, meta.at) : undefined,
+        ]),
       );
       await settleAll([within, outbound]);
       return outbound;
@@ -389,6 +394,7 @@ export class SendService {
     const released = await this.db.writeTx(async (trx) => {
       const ok = await releaseScheduled(trx, messageId, verdict.hold !== null, verdict.autoSubmitted, at);
       if (ok && mailbox) await this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, at), trx);
+      if (ok && mailbox && verdict.hold) await insertApprovalNotices(trx, messageId, mailbox.id, at);
       return ok;
     });
     if (!released) return { kind: 'gone' };

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { limitSchema } from '../../base/paging/cursor.js';
 
-export const CHANNELS = ['http', 'mcp', 'smtp', 'worker'] as const;
+/** `approval-link`: a person's decision through a mailed approval link (docs/workflow.md, "Approval links"). */
+export const CHANNELS = ['http', 'mcp', 'smtp', 'worker', 'approval-link'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 /** What happened to a send attempt (docs/api.md, "Audit trail"); `released`: held inbound mail let through (docs/screening.md). */
@@ -25,6 +26,8 @@ export const auditEntrySchema = z.object({
   mailboxAddress: z.string(),
   /** The token that acted (sent, approved, rejected); null for expiry by the worker. */
   tokenId: z.string().nullable(),
+  /** The approver's address for a decision through an approval link (channel `approval-link`); else null. */
+  actorAddress: z.string().nullable(),
   channel: z.enum(CHANNELS),
   decision: z.enum(DECISIONS),
   /** The policy rule behind the decision, e.g. `blockedRecipients`, `approval:external`; null when none applied. */

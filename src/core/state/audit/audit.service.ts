@@ -52,6 +52,7 @@ const toView = (r: AuditRow): AuditEntryView => ({
   mailboxId: r.mailbox_id,
   mailboxAddress: r.mailbox_address,
   tokenId: r.token_id,
+  actorAddress: r.actor_address,
   channel: r.channel,
   decision: r.decision,
   rule: r.rule,

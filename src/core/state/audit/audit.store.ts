@@ -8,6 +8,8 @@ export interface AuditRecord {
   mailboxId: string;
   domainId: string;
   tokenId: string | null;
+  /** The person who decided through an approval link; null for tokens and the worker. */
+  actorAddress?: string | null;
   channel: Channel;
   decision: Decision;
   rule: string | null;
@@ -24,6 +26,7 @@ export type AuditRow = Narrow<
     | 'id'
     | 'mailbox_id'
     | 'token_id'
+    | 'actor_address'
     | 'channel'
     | 'decision'
     | 'rule'
@@ -58,9 +61,10 @@ export class AuditStore {
 
   /** Inside the caller's transaction when a decision commits with it (held, approved …), else alone. */
   async append(r: AuditRecord, trx?: Sql): Promise<void> {
-    const q = sql`insert into audit_entry (id, mailbox_id, domain_id, token_id, channel, decision, rule, reason,
-        recipient_count, new_recipient_count, message_id, created_at)
-      values (${newId(ID_PREFIX.audit, r.at.getTime())}, ${r.mailboxId}, ${r.domainId}, ${r.tokenId}, ${r.channel},
+    const q = sql`insert into audit_entry (id, mailbox_id, domain_id, token_id, actor_address, channel, decision, rule,
+        reason, recipient_count, new_recipient_count, message_id, created_at)
+      values (${newId(ID_PREFIX.audit, r.at.getTime())}, ${r.mailboxId}, ${r.domainId}, ${r.tokenId},
+        ${r.actorAddress ?? null}, ${r.channel},
         ${r.decision}, ${r.rule}, ${r.reason?.slice(0, 2000) ?? null}, ${r.recipientCount}, ${r.newRecipientCount ?? 0},
         ${r.messageId}, ${r.at})`;
     if (trx) await q.execute(trx);
