@@ -4,11 +4,18 @@ import type { Database } from '../../../storage/database.js';
 import type { SendAccepted } from './send.schemas.js';
 import { messageByIdempotencyKey, type OutboundDraft } from './outbound.store.js';
 
+/** When a request asked to be sent (scheduled sends): part of what the request is. */
+export interface RequestSchedule {
+  sendAt?: number | undefined;
+  cancelOnReply?: boolean | undefined;
+}
+
 /**
  * Fingerprint of a normalized request: after parsing, so `"a@x"` and `["A@x"]` are the same
- * request, and with the parent id, so a send and a reply never share a key by accident.
+ * request, and with the parent id, so a send and a reply never share a key by accident. A
+ * different `sendAt` (or `cancelOnReply` with it) is a different request, like any other field.
  */
-export function requestHash(draft: OutboundDraft): string {
+export function requestHash(draft: OutboundDraft, schedule: RequestSchedule = {}): string {
   const canonical = JSON.stringify([
     draft.parent?.id ?? null,
     draft.to,
@@ -22,6 +29,8 @@ export function requestHash(draft: OutboundDraft): string {
     ...(draft.forwardedAttachments?.length ? [draft.forwardedAttachments.map((a) => a.blobKey)] : []),
     draft.internetMessageId ?? null,
     draft.fromAddress ?? null,
+    // Only scheduled requests carry it, so the fingerprint of a request sent at once stays what it was.
+    ...(schedule.sendAt !== undefined ? [{ sendAt: schedule.sendAt, cancelOnReply: schedule.cancelOnReply === true }] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }

@@ -203,7 +203,7 @@ export class SendService {
   ): Promise<SendAccepted> {
     this.checkRecipients(draft);
     const key = options.idempotencyKey ? this.parseKey(options.idempotencyKey) : null;
-    const hash = key ? requestHash(draft) : null;
+    const hash = key ? requestHash(draft, options) : null;
     if (key && hash) {
       const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
       if (replay) return replay;
