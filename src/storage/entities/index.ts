@@ -15,6 +15,7 @@ export { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 export { InboundQueueEntity } from './inbound-queue.entity.js';
 export { SubmissionQueueEntity } from './submission-queue.entity.js';
 export { McpEventSubscriptionEntity } from './mcp-event-subscription.entity.js';
+export { DraftEntity } from './draft.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
@@ -33,6 +34,7 @@ import { WebhookEntity, WebhookDeliveryEntity } from './webhook.entity.js';
 import { InboundQueueEntity } from './inbound-queue.entity.js';
 import { SubmissionQueueEntity } from './submission-queue.entity.js';
 import { McpEventSubscriptionEntity } from './mcp-event-subscription.entity.js';
+import { DraftEntity } from './draft.entity.js';
 
 export const allEntities = [
   DomainEntity,
@@ -57,4 +59,5 @@ export const allEntities = [
   InboundQueueEntity,
   SubmissionQueueEntity,
   McpEventSubscriptionEntity,
+  DraftEntity,
 ];
