@@ -51,6 +51,8 @@ import { EventSubscriptionService } from './flows/event-subscriptions/subscripti
 import { StorageService } from './state/quota/storage.service.js';
 import { ThreadStateService } from './state/messages/thread-state.service.js';
 import { FollowUps } from './state/messages/follow-up.js';
+import { DraftService } from './state/drafts/draft.service.js';
+import { DraftSendService } from './flows/sending/draft-send.js';
 
 /**
  * Everything a channel may call, built once by the composition root: one group per floor of the
@@ -144,6 +146,7 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     auditStore,
   );
+  const drafts = new DraftService(db, cursors, clock, bus, log);
   const transport = createMailTransport({
     config,
     log,
@@ -198,6 +201,8 @@ export function createServices(deps: CoreDeps): Services {
     changeMarks,
     changeSequences,
     sending,
+    drafts,
+    draftSending: new DraftSendService(db, drafts, sending, clock),
     attachments,
     inbound,
     events,

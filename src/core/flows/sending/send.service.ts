@@ -48,6 +48,12 @@ export interface SendOptions {
   /** Scheduled send: ms since the epoch; later than now, it is admitted when it leaves (docs/workflow.md). */
   sendAt?: number | undefined;
   cancelOnReply?: boolean | undefined;
+  /** What the Idempotency-Key fingerprints when it is not the content (a draft's send: idempotency.ts). */
+  fingerprint?: string | undefined;
+  /** The id the message gets, given out before the write (a draft's send names it in its event); else a new one. */
+  messageId?: string | undefined;
+  /** The stored draft this send is made from: the uploads it holds may be claimed (draft-send.ts). */
+  fromDraftId?: string | undefined;
 }
 
 /** How an admitted message is written (SendService.write). */
@@ -201,9 +207,10 @@ export class SendService {
     draft: OutboundDraft,
     options: SendOptions = {},
   ): Promise<SendAccepted> {
+    if (options.fromDraftId) draft = { ...draft, fromDraftId: options.fromDraftId };
     this.checkRecipients(draft);
     const key = options.idempotencyKey ? this.parseKey(options.idempotencyKey) : null;
-    const hash = key ? requestHash(draft, options) : null;
+    const hash = key ? (options.fingerprint ?? requestHash(draft, options)) : null;
     if (key && hash) {
       const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
       if (replay) return replay;
@@ -306,6 +313,7 @@ export class SendService {
     };
     const meta = {
       at: options.at,
+      messageId: options.messageId,
       idempotencyKey: options.key,
       requestHash: options.hash,
       traceContext: observability().currentTraceparent(),
@@ -314,7 +322,12 @@ export class SendService {
       schedule,
     };
     try {
-      const written = await this.db.writeTx((trx) => writeOutbound(trx, mailbox, draft, meta));
+      const written = await this.db.writeTx(async (trx) => {
+        const within = options.writeWithin?.(trx);
+        const outbound = writeOutbound(trx, mailbox, draft, meta);
+        await settleAll([within, outbound]);
+        return outbound;
+      });
       this.log.info('message.scheduled', {
         mailboxId: mailbox.id,
         messageId: written.accepted.messageId,
