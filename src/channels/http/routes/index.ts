@@ -14,6 +14,7 @@ import { eventRoutes } from './events.routes.js';
 import { policyRoutes } from './policy.routes.js';
 import { storageRoutes } from './storage.routes.js';
 import { threadRoutes } from './threads.routes.js';
+import { draftRoutes } from './drafts.routes.js';
 
 /** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
 export const allRoutes: readonly RouteSpec[] = [
@@ -24,6 +25,7 @@ export const allRoutes: readonly RouteSpec[] = [
   ...threadRoutes,
   ...messageRoutes,
   ...sendRoutes,
+  ...draftRoutes,
   ...tokenRoutes,
   ...domainRoutes,
   ...loginRoutes,
