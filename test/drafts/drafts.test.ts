@@ -367,6 +367,21 @@ describe('sending a draft', () => {
     ).toBe(1);
   });
 
+  it('concurrent sends of a draft under one key: one message, and every answer is its 202', async () => {
+    const { a, b } = await twoMailboxes(server);
+    const api = server.api(a.token);
+    const { draftId } = (await api.post('/api/drafts', { toAddress: b.address, bodyText: 'once' })).body.data;
+    const key = { 'Idempotency-Key': 'concurrent-draft' };
+    const results = await Promise.all([1, 2, 3, 4].map(() => api.post(`/api/drafts/${draftId}/send`, undefined, key)));
+    expect(results.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    expect(new Set(results.map((r) => r.body.data.messageId)).size).toBe(1);
+    expect(
+      (await q`select count(*)::int as n from message where mailbox_id = ${a.mailboxId} and direction = 'outbound'`)[0]
+        .n,
+    ).toBe(1);
+    expect((await eventsOf(a.token)).filter((e) => e.type === 'draft.deleted')).toHaveLength(1);
+  });
+
   it('a draft changed between the read and the send is DRAFT_CHANGED, and nothing is sent', async () => {
     const { a, b } = await twoMailboxes(server);
     const services = server.runtime.services;

@@ -2,7 +2,6 @@ import type { z } from 'zod';
 import type { Database, Sql } from '../../../storage/database.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import { AppError, isAppError, notFound } from '../../base/errors.js';
-import { ID_PREFIX, newId } from '../../base/ids.js';
 import type { Clock } from '../../base/time.js';
 import { parseInput } from '../../base/validation.js';
 import type { Principal } from '../../access/principal.js';
@@ -45,16 +44,16 @@ export class DraftSendService {
       if (replay) return replay;
       throw notFound('Draft');
     }
-    const messageId = newId(ID_PREFIX.message, this.clock.now().getTime());
     let removed: MailboxEvent | undefined;
     const sendOptions = {
       ...options,
       idempotencyKey: key,
       fingerprint: key ? draftSendHash(row.id) : undefined,
-      messageId,
       fromDraftId: row.id,
-      writeWithin: async (trx: Sql) => {
-        removed = await this.drafts.removeSent(trx, row, messageId, this.clock.now());
+      // After the message's own statements, so a refusal among them (a concurrent retry's key, an
+      // upload, the quota) is the send's answer, and the draft goes only with a written message.
+      afterWrite: async (trx: Sql, written: SendAccepted) => {
+        removed = await this.drafts.removeSent(trx, row, written.messageId, this.clock.now());
       },
     };
     const content = await this.contentOf(principal, row);
@@ -66,8 +65,8 @@ export class DraftSendService {
           sendOptions,
         )
       : await this.sending.send(principal, complete(sendInputSchema, content), sendOptions);
-    // Replayed (the key's first send) or written: only a write removed the draft and has its event.
-    if (removed) await this.drafts.publish(removed);
+    // Replayed (the key's first send) or written: only this write removed the draft and has its event.
+    if (removed && removed.data.messageId === accepted.messageId) await this.drafts.publish(removed);
     return accepted;
   }
 

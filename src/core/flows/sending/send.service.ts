@@ -50,14 +50,17 @@ export interface SendOptions {
   cancelOnReply?: boolean | undefined;
   /** What the Idempotency-Key fingerprints when it is not the content (a draft's send: idempotency.ts). */
   fingerprint?: string | undefined;
-  /** The id the message gets, given out before the write (a draft's send names it in its event); else a new one. */
-  messageId?: string | undefined;
+  /**
+   * Written last inside the send's transaction, once the message is (a draft's send removes the
+   * draft): it runs only when the message's own statements succeeded, and fails the send with it.
+   */
+  afterWrite?: (trx: Sql, accepted: SendAccepted) => Promise<void>;
   /** The stored draft this send is made from: the uploads it holds may be claimed (draft-send.ts). */
   fromDraftId?: string | undefined;
 }
 
 /** How an admitted message is written (SendService.write). */
-export interface WriteOptions extends Pick<SendOptions, 'writeWithin' | 'group'> {
+export interface WriteOptions extends Pick<SendOptions, 'writeWithin' | 'group' | 'afterWrite'> {
   at: Date;
   /** The id already given out (queued submission's 250 names it); else a new one. */
   messageId?: string | undefined;
@@ -284,7 +287,9 @@ export class SendService {
         this.audit.append(auditOfVerdict(actor, mailbox, verdict, messageId, meta.at), trx),
       );
       await settleAll([within, outbound]);
-      return outbound;
+      const written = await outbound;
+      await options.afterWrite?.(trx, written.accepted);
+      return written;
     };
     const written = await (options.group ? options.group.run(mailbox.id, write) : this.db.writeTx(write));
     this.log.info('message.queued', {
@@ -313,7 +318,6 @@ export class SendService {
     };
     const meta = {
       at: options.at,
-      messageId: options.messageId,
       idempotencyKey: options.key,
       requestHash: options.hash,
       traceContext: observability().currentTraceparent(),
@@ -323,9 +327,8 @@ export class SendService {
     };
     try {
       const written = await this.db.writeTx(async (trx) => {
-        const within = options.writeWithin?.(trx);
-        const outbound = writeOutbound(trx, mailbox, draft, meta);
-        await settleAll([within, outbound]);
+        const outbound = await writeOutbound(trx, mailbox, draft, meta);
+        await options.afterWrite?.(trx, outbound.accepted);
         return outbound;
       });
       this.log.info('message.scheduled', {

@@ -169,10 +169,11 @@ export class DraftService {
   }
 
   /**
-   * Inside the transaction of the send a draft became: removes the draft as the send read it
-   * (`revision`), with its `draft.deleted` event (reason `sent`, the message's id). Another write
-   * in between is 409 DRAFT_CHANGED, a draft gone meanwhile a 404: the send then rolls back.
-   * The mailbox row is locked first, as by every draft write and every send.
+   * Inside the transaction of the send a draft became, after the message: removes the draft as the
+   * send read it (`revision`), with its `draft.deleted` event (reason `sent`, the message's id).
+   * Another write in between is 409 DRAFT_CHANGED, a draft gone meanwhile a 404: the send then
+   * rolls back. The send holds the mailbox row already (its storage charge); it is taken here too,
+   * so the lock order of every draft write (mailbox first) holds whatever the caller did.
    */
   async removeSent(trx: Sql, row: DraftRow, messageId: string, at: Date): Promise<MailboxEvent> {
     await lockMailbox(trx, row.mailbox_id);
