@@ -54,6 +54,8 @@ import { EventSubscriptionService } from './flows/event-subscriptions/subscripti
 import { StorageService } from './state/quota/storage.service.js';
 import { ThreadStateService } from './state/messages/thread-state.service.js';
 import { FollowUps } from './state/messages/follow-up.js';
+import { DraftService } from './state/drafts/draft.service.js';
+import { DraftSendService } from './flows/sending/draft-send.js';
 
 /**
  * Everything a channel may call, built once by the composition root: one group per floor of the
@@ -151,6 +153,7 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     auditStore,
   );
+  const drafts = new DraftService(db, cursors, clock, bus, log);
   const transport = createMailTransport({
     config,
     log,
@@ -206,6 +209,8 @@ export function createServices(deps: CoreDeps): Services {
     changeMarks,
     changeSequences,
     sending,
+    drafts,
+    draftSending: new DraftSendService(db, drafts, sending, clock),
     attachments,
     inbound,
     events,

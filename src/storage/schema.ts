@@ -52,6 +52,7 @@ export interface Attachment {
   content_type: string;
   created_at: DbTimestamp;
   disposition: Generated<string>;
+  draft_id: string | null;
   filename: string;
   id: string;
   mailbox_id: string;
@@ -119,6 +120,25 @@ export interface Domain {
   name: string;
   resource_key: string | null;
   send_rate_limit_per_minute: number | null;
+}
+
+export interface Draft {
+  bcc_addresses: Generated<string[]>;
+  body_html: string | null;
+  body_text: string | null;
+  cancel_on_reply: Generated<boolean>;
+  cc_addresses: Generated<string[]>;
+  created_at: DbTimestamp;
+  created_by_token_id: string | null;
+  id: string;
+  mailbox_id: string;
+  parent_message_id: string | null;
+  reply_all: Generated<boolean>;
+  revision: Generated<number>;
+  send_at: DbTimestamp | null;
+  subject: string | null;
+  to_addresses: Generated<string[]>;
+  updated_at: DbTimestamp;
 }
 
 export interface InboundQueue {
@@ -355,6 +375,7 @@ export interface DB {
   blob_chunk: BlobChunk;
   dkim_key: DkimKey;
   domain: Domain;
+  draft: Draft;
   inbound_queue: InboundQueue;
   mailbox: Mailbox;
   mailbox_alias: MailboxAlias;

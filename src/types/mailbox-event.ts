@@ -15,6 +15,10 @@ export const EVENT_TYPES = [
   'thread.state-changed',
   /** A thread still awaiting_reply reached its followUpAt (docs/workflow.md, "Follow-ups"). */
   'thread.follow-up-due',
+  /** A draft was created, changed, or removed (deleted, or sent: data.reason) (docs/workflow.md, "Drafts"). */
+  'draft.created',
+  'draft.updated',
+  'draft.deleted',
   /** A webhook was disabled: failing for WEBHOOK_DISABLE_AFTER, or its registering token gone (docs/webhooks.md). */
   'webhook.disabled',
 ] as const;

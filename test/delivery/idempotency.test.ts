@@ -69,6 +69,25 @@ describe('Idempotency-Key on send and reply', () => {
     expect(new Set(results.map((r) => r.body.data.messageId)).size).toBe(1);
   });
 
+  it('a different sendAt (or cancelOnReply with it) under the same key is a different request: 409', async () => {
+    const { a } = await twoMailboxes(server);
+    const api = server.api(a.token);
+    const key = { 'idempotency-key': 'later-k' };
+    const sendAt = Date.now() + 3_600_000;
+    const first = await api.post('/api/messages/send', sendBody('x@external.example', { sendAt }), key);
+    expect(first.status).toBe(202);
+    expect(first.body.data).toMatchObject({ status: 'scheduled', sendAtTs: sendAt });
+    expect((await api.post('/api/messages/send', sendBody('x@external.example', { sendAt }), key)).body.data).toEqual(
+      first.body.data,
+    );
+    for (const changed of [{ sendAt: sendAt + 60_000 }, { sendAt, cancelOnReply: true }, {}]) {
+      const res = await api.post('/api/messages/send', sendBody('x@external.example', changed), key);
+      expect(res.body, JSON.stringify(changed)).toMatchObject({ code: 409, errorCode: 'IDEMPOTENCY_CONFLICT' });
+    }
+    const rows = await q`select count(*)::int as n from message where mailbox_id = ${a.mailboxId}`;
+    expect(rows[0].n).toBe(1);
+  });
+
   it('refuses a malformed key with 400 and a reply with a send key with 409', async () => {
     const { a } = await twoMailboxes(server);
     const api = server.api(a.token);

@@ -19,6 +19,13 @@ const TOOLS = [
   'upload_attachment',
   'list_mailboxes',
   'wait_for_message',
+  'cancel_scheduled_send',
+  'create_draft',
+  'list_drafts',
+  'get_draft',
+  'update_draft',
+  'delete_draft',
+  'send_draft',
 ];
 
 const initialize = {
@@ -224,6 +231,13 @@ describe('tools/list', () => {
       default: 30_000,
     });
     expect(byName.delete_messages!.annotations).toMatchObject({ destructiveHint: true });
+    // A draft may be saved incomplete: nothing is required to create one; sending names the draft.
+    expect(byName.create_draft!.inputSchema.required ?? []).toEqual([]);
+    expect(byName.send_draft!.inputSchema.required).toEqual(['draftId']);
+    expect(byName.send_draft!.inputSchema.properties).toHaveProperty('idempotencyKey');
+    expect(byName.send_draft!.annotations).toMatchObject({ openWorldHint: true, readOnlyHint: false });
+    expect(byName.delete_draft!.annotations).toMatchObject({ destructiveHint: true });
+    expect(byName.cancel_scheduled_send!.inputSchema.required).toEqual(['messageId']);
     expect(byName.get_message!.annotations).toMatchObject({ readOnlyHint: true });
     await client.close();
   });

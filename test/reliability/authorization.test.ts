@@ -285,12 +285,65 @@ const toolFixtures: Record<string, ToolFixture> = {
       state: 'needs_human',
     }),
   },
+  cancel_scheduled_send: {
+    route: 'DELETE /api/messages/:messageId/schedule',
+    ...answersOf('DELETE /api/messages/:messageId/schedule'),
+    args: async (w) => ({ messageId: (await scheduledSend(w)).messageId }),
+  },
+  create_draft: {
+    route: 'POST /api/drafts',
+    ...answersOf('POST /api/drafts'),
+    args: async (w, c) => ({ ...asDomain(c, w), subject: 'Draft', bodyText: 'Hello' }),
+  },
+  list_drafts: {
+    route: 'GET /api/drafts',
+    ...answersOf('GET /api/drafts'),
+    args: async (w, c) => ({ ...asDomain(c, w), limit: 10 }),
+  },
+  get_draft: {
+    route: 'GET /api/drafts/:draftId',
+    ...answersOf('GET /api/drafts/:draftId'),
+    args: async (w) => ({ draftId: await draftOf(w) }),
+  },
+  update_draft: {
+    route: 'PATCH /api/drafts/:draftId',
+    ...answersOf('PATCH /api/drafts/:draftId'),
+    args: async (w) => ({ draftId: await draftOf(w), subject: 'Changed' }),
+  },
+  delete_draft: {
+    route: 'DELETE /api/drafts/:draftId',
+    ...answersOf('DELETE /api/drafts/:draftId'),
+    args: async (w) => ({ draftId: await draftOf(w) }),
+  },
+  send_draft: {
+    route: 'POST /api/drafts/:draftId/send',
+    ...answersOf('POST /api/drafts/:draftId/send'),
+    args: async (w) => ({ draftId: await draftOf(w) }),
+  },
   decide_approval: {
     route: 'POST /api/messages/:messageId/approve',
     ...answersOf('POST /api/messages/:messageId/approve'),
     args: async (w) => ({ messageId: (await seedHeldMessage(w.server, w.t.A1)).messageId, decision: 'approve' }),
   },
 };
+
+/** A complete draft of A1, afresh per row (as the HTTP fixtures make theirs). */
+async function draftOf(w: MatrixWorld): Promise<string> {
+  const res = await w.server
+    .api(w.t.A1.token)
+    .post('/api/drafts', { toAddress: 'someone@remote.example', subject: 'Draft', bodyText: 'Hello' });
+  if (res.status !== 201) throw new Error(`draft: ${res.status}`);
+  return res.body.data.draftId;
+}
+
+/** A scheduled send of A1, afresh per row: cancelling it (or again) answers to whoever may. */
+async function scheduledSend(w: MatrixWorld): Promise<{ messageId: string }> {
+  const res = await w.server
+    .api(w.t.A1.token)
+    .post('/api/messages/send', { toAddress: w.t.A2.address, bodyText: 'later', sendAt: Date.now() + 3_600_000 });
+  if (res.status !== 202) throw new Error(`schedule: ${res.status}`);
+  return res.body.data;
+}
 
 const registeredTools = () => allTools({ maxAttachmentBytes: server.runtime.services.config.MAX_ATTACHMENT_BYTES });
 
@@ -451,6 +504,7 @@ interface Objects {
   tokenId: string;
   uploadId: string;
   webhookId: string;
+  draftId: string;
 }
 const objects = new Map<string, Objects>();
 
@@ -474,6 +528,8 @@ async function objectsOf(m: MailboxFixture): Promise<Objects> {
   });
   const hook = await server.api(hooks.token).post('/api/mailbox/webhooks', { url: 'http://127.0.0.1:9/hook' });
   if (hook.status !== 201) throw new Error(`webhook: ${hook.status}`);
+  const draft = await server.api(m.token).post('/api/drafts', { toAddress: 'someone@remote.example', bodyText: 'x' });
+  if (draft.status !== 201) throw new Error(`draft: ${draft.status}`);
   return {
     mailbox: m,
     messageId: msg.messageId,
@@ -482,6 +538,7 @@ async function objectsOf(m: MailboxFixture): Promise<Objects> {
     tokenId: child.tokenId,
     uploadId: up.body.data.attachmentUploadId,
     webhookId: hook.body.data.webhookId,
+    draftId: draft.body.data.draftId,
   };
 }
 
@@ -493,9 +550,18 @@ const PARAM_OBJECT: Record<string, (o: Objects) => string> = {
   tokenId: (o) => o.tokenId,
   mailboxId: (o) => o.mailbox.mailboxId,
   webhookId: (o) => o.webhookId,
+  draftId: (o) => o.draftId,
 };
 /** Tool arguments that name objects; any other argument ending in Id/Ids fails the test. */
-const ID_ARGS = new Set(['messageId', 'threadId', 'ids', 'attachmentIds', 'attachmentId']);
+const ID_ARGS = new Set([
+  'messageId',
+  'threadId',
+  'ids',
+  'attachmentIds',
+  'attachmentId',
+  'draftId',
+  'parentMessageId',
+]);
 /** Positions, not objects: an event id is a per-mailbox sequence number read inside the caller's own mailbox. */
 const NOT_OBJECT_IDS = new Set(['sinceEventId']);
 
@@ -621,6 +687,11 @@ describe('cross-tenant object ids: 404 everywhere', () => {
           else if (tool.name === 'forward_message')
             calls.push({ messageId: victim.messageId, toAddress: 'someone@remote.example', ...own_ });
           else if (shape.includes('messageId')) calls.push({ messageId: victim.messageId });
+          if (shape.includes('draftId'))
+            calls.push({ draftId: victim.draftId, ...(tool.name === 'update_draft' ? { subject: 'x' } : {}) });
+          // A reply draft naming another tenant's message, new or on the caller's own draft.
+          if (tool.name === 'create_draft') calls.push({ parentMessageId: victim.messageId, ...own_ });
+          if (tool.name === 'update_draft') calls.push({ draftId: own.draftId, parentMessageId: victim.messageId });
           if (tool.name === 'set_thread_state') calls.push({ threadId: victim.threadId, state: 'closed' });
           else if (shape.includes('threadId')) calls.push({ threadId: victim.threadId });
           if (shape.includes('ids'))
@@ -654,7 +725,7 @@ describe('cross-tenant object ids: 404 everywhere', () => {
       for (const victim of a.victims()) {
         // HTTP: every route whose JSON body takes attachmentIds.
         for (const r of allRoutes.filter((x) => x.tokenKinds.includes(a.kind) && 'attachmentIds' in bodyShape(x))) {
-          const path = r.path.replace(/:messageId/, own.messageId);
+          const path = r.path.replace(/:messageId/, own.messageId).replace(/:draftId/, own.draftId);
           const body = { ...acting, toAddress: 'someone@remote.example', subject: 's', bodyText: 'b' };
           const [foreign, none] = [
             await send(
@@ -682,6 +753,7 @@ describe('cross-tenant object ids: 404 everywhere', () => {
             subject: 's',
             bodyText: 'b',
             ...(tool.name === 'reply_message' ? { messageId: own.messageId } : {}),
+            ...(tool.name === 'update_draft' ? { draftId: own.draftId } : {}),
           };
           const foreign = await probe.outcome(
             tool.name,

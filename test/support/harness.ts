@@ -47,6 +47,7 @@ export interface ApiClient {
   get<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   put<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  patch<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   delete<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   raw(path: string, init: RequestInit): Promise<ApiResponse>;
 }
@@ -92,6 +93,7 @@ export function apiClient(base: string, token?: string): ApiClient {
     get: (p, h) => call('GET', p, undefined, h),
     post: (p, b, h) => call('POST', p, b, h),
     put: (p, b, h) => call('PUT', p, b, h),
+    patch: (p, b, h) => call('PATCH', p, b, h),
     delete: (p, h) => call('DELETE', p, undefined, h),
     raw: async (p, init) => {
       const h = new Headers(init.headers);

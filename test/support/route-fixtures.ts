@@ -99,6 +99,14 @@ const webhookOf = async (w: MatrixWorld, mailboxId: string | null): Promise<stri
   );
   return id;
 };
+/** A complete draft of A1, created afresh (a send, delete or change consumes or alters it). */
+const draftOf = async (w: MatrixWorld): Promise<string> => {
+  const res = await w.server
+    .api(w.t.A1.token)
+    .post('/api/drafts', { toAddress: 'someone@remote.example', subject: 'Draft', bodyText: 'Hello' });
+  if (res.status !== 201) throw new Error(`draft: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data.draftId;
+};
 const domainTokens = (w: MatrixWorld) => `/api/domain/mailboxes/${w.t.A1.mailboxId}/access-tokens`;
 
 export const routeFixtures: Record<string, RouteFixture> = {
@@ -223,6 +231,41 @@ export const routeFixtures: Record<string, RouteFixture> = {
     }),
     foreignDomain: 404,
     otherMailbox: 400,
+  },
+
+  // ---- drafts (by id like a message: no mailboxAddress, the id names the mailbox) ----
+  'POST /api/drafts': {
+    build: async (w, c) => ({ path: '/api/drafts', json: { ...asDomain(c, w), subject: 'Draft', bodyText: 'Hello' } }),
+    foreignDomain: 404,
+    otherMailbox: 400,
+  },
+  'GET /api/drafts': {
+    build: async (w, c) => {
+      await draftOf(w);
+      return { path: '/api/drafts', query: { ...asDomain(c, w), limit: '10' } };
+    },
+    foreignDomain: 404,
+    otherMailbox: 400,
+  },
+  'GET /api/drafts/:draftId': {
+    build: async (w) => ({ path: `/api/drafts/${await draftOf(w)}` }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
+  'PATCH /api/drafts/:draftId': {
+    build: async (w) => ({ path: `/api/drafts/${await draftOf(w)}`, json: { subject: 'Changed' } }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
+  'DELETE /api/drafts/:draftId': {
+    build: async (w) => ({ path: `/api/drafts/${await draftOf(w)}` }),
+    foreignDomain: 404,
+    otherMailbox: 404,
+  },
+  'POST /api/drafts/:draftId/send': {
+    build: async (w) => ({ path: `/api/drafts/${await draftOf(w)}/send` }),
+    foreignDomain: 404,
+    otherMailbox: 404,
   },
 
   // ---- token self-governance (mailbox token only: a foreign domain token is a 403 by kind) ----

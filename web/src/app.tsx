@@ -8,6 +8,7 @@ import { Inbox } from './views/inbox';
 import { MessageView } from './views/message';
 import { ThreadView } from './views/thread';
 import { Compose } from './views/compose';
+import { Drafts } from './views/drafts';
 import { Tokens } from './views/tokens';
 import { DomainMailboxes } from './views/domain';
 import { Approvals } from './views/approvals';
@@ -100,6 +101,11 @@ function screenFor(screen: string, a?: string, b?: string) {
       return <Compose />;
     case 'reply':
       return <Compose replyTo={a!} />;
+    case 'drafts':
+      return <Drafts />;
+    case 'draft':
+      // Keyed by the draft, so opening another draft starts a fresh form.
+      return <Compose key={a} draftId={a!} />;
     case 'tokens':
       return <Tokens mailboxId={a ?? null} address={b ?? null} />;
     case 'domain':

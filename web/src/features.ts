@@ -1,10 +1,16 @@
 import { signal } from '@preact/signals';
 
 /**
- * Screens that depend on routes other work adds (approval queue, audit trail) appear only when
+ * Screens that depend on routes other work adds (approval queue, audit trail, drafts) appear only when
  * the server's OpenAPI document lists those routes.
  */
-export const features = signal({ approvals: false, audit: false, mailboxAudit: false, domainAudit: false });
+export const features = signal({
+  approvals: false,
+  audit: false,
+  mailboxAudit: false,
+  domainAudit: false,
+  drafts: false,
+});
 
 export async function detectFeatures(): Promise<void> {
   try {
@@ -17,6 +23,7 @@ export async function detectFeatures(): Promise<void> {
       audit: mailboxAudit || domainAudit,
       mailboxAudit,
       domainAudit,
+      drafts: '/api/drafts' in paths,
     };
   } catch {
     // No document, no optional screens.

@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
 import { mailboxParam, session } from './session';
 import { lastEvent } from './live';
-import type { MessageSummary, Page } from './types';
+import { features } from './features';
+import type { DraftSummary, MessageSummary, Page } from './types';
 
 /** The folders of the console, each one filter of GET /api/messages. */
 export type Folder = 'inbox' | 'sent' | 'held' | 'screened';
@@ -18,18 +19,23 @@ export const FOLDERS: { id: Folder; label: string; query: Record<string, string>
 /** At most this many unread are counted (search has no total); beyond, the count reads "100+". */
 const UNREAD_CAP = 100;
 
+/** A folder of the nav: one of GET /api/messages, or the drafts (GET /api/drafts). */
+export type NavFolder = Folder | 'drafts';
+
 export interface FolderCounts {
   inbox: number;
   sent: number;
   held: number;
   screened: number;
+  drafts: number;
   unread: number;
   unreadMore: boolean;
 }
 
 /**
- * Counts per folder: the list's totalCount (limit=1 reads one row and the mailbox counters), and
- * unread from the search API's `is:unread`, refreshed on every live event.
+ * Counts per folder: the list's totalCount (limit=1 reads one row and the mailbox counters; the
+ * drafts' own list for Drafts), and unread from the search API's `is:unread`, refreshed on every
+ * live event (draft.created and draft.deleted among them).
  */
 export function useFolderCounts(): FolderCounts | null {
   const [counts, setCounts] = useState<FolderCounts | null>(null);
@@ -40,12 +46,17 @@ export function useFolderCounts(): FolderCounts | null {
         (p) => p.totalCount,
         () => 0,
       );
+    const drafts = api<Page<DraftSummary>>('GET', '/api/drafts', { query: { limit: 1, ...mailboxParam() } }).then(
+      (p) => p.totalCount,
+      () => 0,
+    );
     void Promise.all([
+      drafts,
       ...FOLDERS.map((f) => total(f.query)),
       api<{ items: MessageSummary[]; nextCursor: string | null }>('GET', '/api/messages/search', {
         query: { q: 'is:unread direction:inbound', limit: UNREAD_CAP, ...mailboxParam() },
       }).catch(() => ({ items: [], nextCursor: null })),
-    ]).then(([inbox, sent, held, screened, unread]) => {
+    ]).then(([draftCount, inbox, sent, held, screened, unread]) => {
       if (cancelled) return;
       const u = unread as { items: MessageSummary[]; nextCursor: string | null };
       setCounts({
@@ -53,6 +64,7 @@ export function useFolderCounts(): FolderCounts | null {
         sent: sent as number,
         held: held as number,
         screened: screened as number,
+        drafts: draftCount as number,
         unread: u.items.length,
         unreadMore: u.nextCursor !== null,
       });
@@ -62,15 +74,20 @@ export function useFolderCounts(): FolderCounts | null {
   return counts;
 }
 
-/** The folder list beside the messages: name, count, unread for the Inbox. */
-export function FolderNav(props: { current: Folder; counts: FolderCounts | null }) {
+/** The folder list beside the messages: name, count, unread for the Inbox; Drafts after the Inbox. */
+export function FolderNav(props: { current: NavFolder; counts: FolderCounts | null }) {
   const c = props.counts;
+  const entries: { id: NavFolder; label: string }[] = [
+    ...FOLDERS.slice(0, 1),
+    ...(features.value.drafts ? [{ id: 'drafts' as const, label: 'Drafts' }] : []),
+    ...FOLDERS.slice(1),
+  ];
   return (
     <nav class="folders" aria-label="Folders">
-      {FOLDERS.map((f) => (
+      {entries.map((f) => (
         <a key={f.id} href={`#/${f.id}`} aria-current={props.current === f.id ? 'page' : undefined}>
           {f.label}
-          <span class="n" aria-label={`${c ? c[f.id] : 0} messages`}>
+          <span class="n" aria-label={`${c ? c[f.id] : 0} ${f.id === 'drafts' ? 'drafts' : 'messages'}`}>
             {c ? c[f.id] : '…'}
           </span>
           {f.id === 'inbox' && c && c.unread > 0 && (

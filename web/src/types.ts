@@ -41,6 +41,29 @@ export interface MessageDetail extends MessageSummary {
   authentication?: Record<string, unknown> | null;
 }
 
+/** A draft in the Drafts folder (GET /api/drafts); the detail adds the bodies. */
+export interface DraftSummary {
+  draftId: string;
+  mailboxAddress: string;
+  toAddress: string[];
+  ccAddresses: string[];
+  bccAddresses: string[];
+  subject: string | null;
+  snippet: string;
+  attachmentIds: string[];
+  attachments: Attachment[];
+  parentMessageId: string | null;
+  replyAll: boolean;
+  sendAtTs: number | null;
+  createdAtTs: number;
+  updatedAtTs: number;
+}
+
+export interface Draft extends DraftSummary {
+  bodyText: string | null;
+  bodyHtml: string | null;
+}
+
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;

@@ -102,7 +102,7 @@ export function createHttpApp(services: Services, options: HttpAppOptions = {}):
 }
 
 function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Middleware): void {
-  const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+  const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   // Order matters: 401 before any body is read, then 415/413/400 for the body, then the core.
   const middlewares: Koa.Middleware[] = [
     async (ctx, next) => {

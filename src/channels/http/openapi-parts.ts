@@ -56,6 +56,11 @@ export function errorResponsesOf(r: RouteSpec): string[] {
 export const TAGS: { name: string; description: string; test: (r: RouteSpec) => boolean }[] = [
   { name: 'Authentication', description: 'Password login.', test: (r) => r.path.includes('/auth/') },
   {
+    name: 'Drafts',
+    description: 'Drafts kept until they are sent (through the send path) or deleted.',
+    test: (r) => r.path.startsWith('/api/drafts'),
+  },
+  {
     name: 'Sending',
     description: 'Send, reply and upload attachments; all honour Idempotency-Key where stated.',
     test: (r) => /\/send$|\/reply$|\/attachments$/.test(r.path),

@@ -6,7 +6,7 @@ import type { Scope, TokenKind } from '../../core/access/scopes.js';
 import type { Services } from '../../core/services.js';
 import type { MarkedRead } from '../../core/state/messages/change-mark.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteInput<P, Q, B> {
   params: P;

@@ -336,6 +336,11 @@ export const ERRORS = {
     smtp: '550 5.7.1 Message is not scheduled',
     message: 'This message was not scheduled, or it has already left.',
   },
+  DRAFT_CHANGED: {
+    status: 409,
+    smtp: '550 5.7.1 Draft changed while it was being sent',
+    message: 'The draft changed while it was being sent; read it again, then send it.',
+  },
   APPROVAL_CONFLICT: {
     status: 409,
     smtp: '550 5.7.1 Approval already decided',

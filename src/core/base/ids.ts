@@ -79,4 +79,5 @@ export const ID_PREFIX = {
   webhook: 'whk',
   queuedInbound: 'inq',
   eventSubscription: 'evs',
+  draft: 'drf',
 } as const;

@@ -1,5 +1,6 @@
 import type { TokenCipher } from '../access/token-cipher.js';
 import type { SendService } from './sending/send.service.js';
+import type { DraftSendService } from './sending/draft-send.js';
 import type { InboundStore } from './inbound/inbound.store.js';
 import type { MailTransport } from './delivery/mail-transport.js';
 import type { OutboundPolicy } from './policy/outbound-policy.js';
@@ -15,6 +16,8 @@ import type { ScreeningReleaseService } from './inbound/release.service.js';
 /** The flows floor's share of `Services`: mail going in and out, and what decides and follows it. */
 export interface FlowServices {
   sending: SendService;
+  /** Sending a stored draft through the one send path (POST /api/drafts/{draftId}/send, MCP send_draft). */
+  draftSending: DraftSendService;
   inbound: InboundStore;
   /** SMTP submission and inbound use cases, DKIM keys and external delivery. */
   transport: MailTransport;

@@ -14,6 +14,7 @@ import type { ReplyTextBackfill } from './extraction/reply-text-backfill.js';
 import type { StorageService } from './quota/storage.service.js';
 import type { ThreadStateService } from './messages/thread-state.service.js';
 import type { FollowUps } from './messages/follow-up.js';
+import type { DraftService } from './drafts/draft.service.js';
 
 /** The mail-and-state floor's share of `Services`: mailboxes, messages and what is kept about them. */
 export interface StateServices {
@@ -41,4 +42,6 @@ export interface StateServices {
   threads: ThreadStateService;
   /** The worker's thread.follow-up-due emission. */
   followUps: FollowUps;
+  /** Drafts: create, list, read, change, delete (HTTP /api/drafts, MCP *_draft); sending is a flow. */
+  drafts: DraftService;
 }

@@ -16,6 +16,7 @@ export { InboundQueueEntity } from './inbound-queue.entity.js';
 export { SubmissionQueueEntity } from './submission-queue.entity.js';
 export { McpEventSubscriptionEntity } from './mcp-event-subscription.entity.js';
 export { ApprovalLinkEntity } from './approval-link.entity.js';
+export { DraftEntity } from './draft.entity.js';
 
 import { DomainEntity } from './domain.entity.js';
 import { MailboxEntity, MailboxAliasEntity, SenderIdentityEntity, MailboxContactEntity } from './mailbox.entity.js';
@@ -35,6 +36,7 @@ import { InboundQueueEntity } from './inbound-queue.entity.js';
 import { SubmissionQueueEntity } from './submission-queue.entity.js';
 import { McpEventSubscriptionEntity } from './mcp-event-subscription.entity.js';
 import { ApprovalLinkEntity } from './approval-link.entity.js';
+import { DraftEntity } from './draft.entity.js';
 
 export const allEntities = [
   DomainEntity,
@@ -60,4 +62,5 @@ export const allEntities = [
   SubmissionQueueEntity,
   McpEventSubscriptionEntity,
   ApprovalLinkEntity,
+  DraftEntity,
 ];

@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { MailboxEntity } from './mailbox.entity.js';
+import { DraftEntity } from './draft.entity.js';
 
 /** A conversation inside one mailbox. */
 export const ThreadEntity = defineEntity({
@@ -198,7 +199,7 @@ export const MessageRecipientEntity = defineEntity({
   },
 });
 
-/** An attachment: staged by upload (message null) until a send claims it. */
+/** An attachment: staged by upload (message null) until a send claims it; a draft may hold it meanwhile. */
 export const AttachmentEntity = defineEntity({
   name: 'Attachment',
   tableName: 'attachment',
@@ -223,6 +224,8 @@ export const AttachmentEntity = defineEntity({
     /** Content-ID without angle brackets, for `cid:` references (RFC 2392). */
     contentId: p.string().length(255).nullable(),
     disposition: p.string().length(10).default('attachment'),
+    /** The draft holding this upload (migration 20270420000000): never swept while it does. */
+    draft: () => p.manyToOne(DraftEntity).mapToPk().nullable().index().deleteRule('set null'),
   },
 });
 

@@ -29,6 +29,7 @@ import { Migration20270402000100ContactsAuthenticated } from './20270402000100-c
 import { Migration20270404000000WebhookCircuit } from './20270404000000-webhook-circuit.js';
 import { Migration20270405000000McpEventSubscriptions } from './20270405000000-mcp-event-subscriptions.js';
 import { Migration20270413000000ScheduledSends } from './20270413000000-scheduled-sends.js';
+import { Migration20270420000000Drafts } from './20270420000000-drafts.js';
 
 /** Every migration in order; listed explicitly so the built image needs no file globbing. */
 export const migrations = [
@@ -62,5 +63,6 @@ export const migrations = [
   { name: 'Migration20270413000000ScheduledSends', class: Migration20270413000000ScheduledSends },
   { name: 'Migration20270414000000MailboxExpiry', class: Migration20270414000000MailboxExpiry },
   { name: 'Migration20270416000000MessageSnippet', class: Migration20270416000000MessageSnippet },
+  { name: 'Migration20270420000000Drafts', class: Migration20270420000000Drafts },
   { name: 'Migration20270425000000ApprovalLinks', class: Migration20270425000000ApprovalLinks },
 ];

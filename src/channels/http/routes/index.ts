@@ -15,6 +15,7 @@ import { policyRoutes } from './policy.routes.js';
 import { storageRoutes } from './storage.routes.js';
 import { threadRoutes } from './threads.routes.js';
 import { approvalLinkRoutes } from './approval-link.routes.js';
+import { draftRoutes } from './drafts.routes.js';
 
 /** Every /api route. The authorization-matrix and OpenAPI tests iterate this list. */
 export const allRoutes: readonly RouteSpec[] = [
@@ -25,6 +26,7 @@ export const allRoutes: readonly RouteSpec[] = [
   ...threadRoutes,
   ...messageRoutes,
   ...sendRoutes,
+  ...draftRoutes,
   ...tokenRoutes,
   ...domainRoutes,
   ...loginRoutes,

@@ -20,6 +20,11 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'thread.state-changed':
     "A thread's workflow state (open, awaiting_reply, needs_human, closed) or follow-up time was set.",
   'thread.follow-up-due': 'A thread still awaiting a reply reached its follow-up time (emitted once per follow-up).',
+  'draft.created':
+    'A draft was saved in the mailbox (create_draft or POST /api/drafts), e.g. one an agent prepared for a person.',
+  'draft.updated': 'A draft was changed (update_draft or PATCH /api/drafts/{draftId}).',
+  'draft.deleted':
+    'A draft left the mailbox: deleted, or sent (data.reason "sent" with the messageId of the message it became).',
   'webhook.disabled': 'A webhook of the mailbox was disabled: failing for too long, or its registering token is gone.',
 };
 

@@ -18,6 +18,13 @@ import { getMailboxStorageTool } from './get-mailbox-storage.js';
 import { forwardMessageTool } from './forward-message.js';
 import { listThreadsTool } from './list-threads.js';
 import { setThreadStateTool } from './set-thread-state.js';
+import { cancelScheduledSendTool } from './cancel-scheduled-send.js';
+import { createDraftTool } from './create-draft.js';
+import { listDraftsTool } from './list-drafts.js';
+import { getDraftTool } from './get-draft.js';
+import { updateDraftTool } from './update-draft.js';
+import { deleteDraftTool } from './delete-draft.js';
+import { sendDraftTool } from './send-draft.js';
 
 /** Every tool, in the order tools/list shows them. Only upload_attachment depends on config (its size cap). */
 export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
@@ -41,5 +48,12 @@ export function allTools(limits: { maxAttachmentBytes: number }): McpTool[] {
     forwardMessageTool,
     listThreadsTool,
     setThreadStateTool,
+    cancelScheduledSendTool,
+    createDraftTool,
+    listDraftsTool,
+    getDraftTool,
+    updateDraftTool,
+    deleteDraftTool,
+    sendDraftTool,
   ] as unknown as McpTool[];
 }

@@ -10,12 +10,13 @@ export interface BlobReference {
 
 /**
  * Deletes up to `batch` unclaimed uploads created before `before` (locked with SKIP LOCKED, and
- * only while still unclaimed); the blob keys they named.
+ * only while still unclaimed); the blob keys they named. An upload a draft holds is not
+ * unclaimed: it waits for the draft's send or delete (docs/workflow.md, "Drafts").
  */
 export async function deleteExpiredUploads(db: Database, before: Date, batch: number): Promise<string[]> {
   const rows = await db.rows(sql<{ blob_key: Col<'attachment', 'blob_key'> }>`
-        delete from attachment where message_id is null and id in (
-          select id from attachment where message_id is null and created_at < ${before}
+        delete from attachment where message_id is null and draft_id is null and id in (
+          select id from attachment where message_id is null and draft_id is null and created_at < ${before}
           order by created_at limit ${batch} for update skip locked)
         returning blob_key`);
   return rows.map((r) => r.blob_key);

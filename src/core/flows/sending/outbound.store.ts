@@ -38,6 +38,8 @@ export interface OutboundDraft {
   /** Stored attachments copied onto this message (a forward keeps the original's; the blobs are shared). */
   forwardedAttachments?: readonly AttachmentFile[];
   parent: ReplyParent | null;
+  /** The stored draft this message is sent from: the uploads it holds may be claimed (state/drafts). */
+  fromDraftId?: string | null;
   /** Defaults to `<messageId@mailbox-domain>`. */
   internetMessageId?: string | null;
   rawBlobKey?: string | null;
@@ -147,7 +149,7 @@ export async function writeOutbound(
       ${meta.autoSubmitted ?? null}, ${storedBytes}, ${meta.sentByTokenId}, ${schedule?.sendAt ?? null}, ${schedule?.cancelOnReply ?? false}, ${snippetOf(draft.bodyText)})`.execute(
       trx,
     ),
-    claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds),
+    claimAttachments(trx, mailbox.id, messageId, draft.attachmentIds, draft.fromDraftId ?? null),
     ...forwarded.map((a) => insertAttachment(trx, { ...a, mailboxId: mailbox.id, messageId, at })),
     insertRecipients(trx, mailbox.id, messageId, recipientsOf(draft), state, at),
     held ? undefined : insertOutboxJob(trx, messageId, mailbox.id, meta.traceContext, at, schedule),
@@ -271,6 +273,27 @@ export async function messageByIdempotencyKey(
   return db.one(sql<IdempotentRow>`
     select id, thread_id, request_hash, created_at, approval_status, send_at from message
     where mailbox_id = ${mailboxId} and idempotency_key = ${key}`);
+}
+
+/**
+ * The message sent under an Idempotency-Key with this fingerprint in any mailbox the caller sees
+ * (a draft's send retried after the draft is gone: the fingerprint names the draft, so at most
+ * one mailbox can hold it).
+ */
+export async function messageByRequestHash(
+  db: Database,
+  visibility: Visibility,
+  key: string,
+  hash: string,
+): Promise<IdempotentRow | undefined> {
+  const scope =
+    visibility.kind === 'mailbox'
+      ? sql`m.mailbox_id = ${visibility.mailboxId}`
+      : sql`mb.domain_id = ${visibility.domainId}`;
+  return db.one(sql<IdempotentRow>`
+    select m.id, m.thread_id, m.request_hash, m.created_at, m.approval_status, m.send_at
+    from message m join mailbox mb on mb.id = m.mailbox_id
+    where m.idempotency_key = ${key} and m.request_hash = ${hash} and ${scope} limit 1`);
 }
 
 /**

@@ -1,45 +1,11 @@
 import { z } from 'zod';
-import { addressSchema } from '../../base/address.js';
-import { MAX_BODY_CHARS, MAX_SUBJECT_CHARS } from '../../state/mail/body-caps.js';
-
-export const MAX_ATTACHMENTS = 100;
-
-// A subject is one header line: CR/LF would be header injection, so they fold to a space.
-const subjectSchema = z
-  .string()
-  .transform((s) => s.replace(/[\r\n]+/g, ' ').trim())
-  .pipe(z.string().max(MAX_SUBJECT_CHARS));
-const bodySchema = z.string().max(MAX_BODY_CHARS);
-const addressList = z.array(addressSchema).max(1000).transform(dedupe);
-const idList = z.array(z.string().min(1).max(40)).max(MAX_ATTACHMENTS).transform(dedupe);
-
-function dedupe<T>(items: T[]): T[] {
-  return [...new Set(items)];
-}
-
-const common = {
-  mailboxAddress: z.string().max(320).optional(),
-  ccAddresses: addressList.default([]),
-  bccAddresses: addressList.default([]),
-  attachmentIds: idList.default([]),
-  bodyText: bodySchema.optional(),
-  /** Our addition to the spec's fields: an HTML alternative (bodyFormat text+html). */
-  bodyHtml: bodySchema.optional(),
-};
-
-/** Scheduled sends (docs/workflow.md, "Scheduled sends"): send and reply only. */
-const scheduleFields = {
-  /** When it may leave, ms since the epoch; at or before now it is sent at once. */
-  sendAt: z.number().int().positive().max(8_640_000_000_000_000).optional(),
-  /** Cancel it if an inbound message arrives in its thread before sendAt. */
-  cancelOnReply: z.boolean().optional(),
-};
-
-/** toAddress is one address or a list (docs/contract.md, Wire format); it is always a list inside. */
-const toSchema = z.union([
-  addressSchema.transform((a) => [a]),
-  z.array(addressSchema).min(1).max(1000).transform(dedupe),
-]);
+import {
+  outgoingFields as common,
+  scheduleFields,
+  subjectSchema,
+  toSchema,
+  replyAllSchema,
+} from '../../state/mail/send-fields.js';
 
 const needsBody = (v: { bodyText?: string | undefined; bodyHtml?: string | undefined }) =>
   v.bodyText !== undefined || v.bodyHtml !== undefined;
@@ -58,7 +24,7 @@ export const replyInputSchema = z
     toAddress: toSchema.optional(),
     subject: subjectSchema.optional(),
     /** Also Cc everyone the parent was addressed to, except this mailbox (docs/workflow.md, "Replies"). */
-    replyAll: z.boolean().default(false),
+    replyAll: replyAllSchema,
   })
   .strict()
   .refine(needsBody, bodyIssue);

@@ -49,10 +49,19 @@ export interface SendOptions {
   /** Scheduled send: ms since the epoch; later than now, it is admitted when it leaves (docs/workflow.md). */
   sendAt?: number | undefined;
   cancelOnReply?: boolean | undefined;
+  /** What the Idempotency-Key fingerprints when it is not the content (a draft's send: idempotency.ts). */
+  fingerprint?: string | undefined;
+  /**
+   * Written last inside the send's transaction, once the message is (a draft's send removes the
+   * draft): it runs only when the message's own statements succeeded, and fails the send with it.
+   */
+  afterWrite?: (trx: Sql, accepted: SendAccepted) => Promise<void>;
+  /** The stored draft this send is made from: the uploads it holds may be claimed (draft-send.ts). */
+  fromDraftId?: string | undefined;
 }
 
 /** How an admitted message is written (SendService.write). */
-export interface WriteOptions extends Pick<SendOptions, 'writeWithin' | 'group'> {
+export interface WriteOptions extends Pick<SendOptions, 'writeWithin' | 'group' | 'afterWrite'> {
   at: Date;
   /** The id already given out (queued submission's 250 names it); else a new one. */
   messageId?: string | undefined;
@@ -202,9 +211,10 @@ export class SendService {
     draft: OutboundDraft,
     options: SendOptions = {},
   ): Promise<SendAccepted> {
+    if (options.fromDraftId) draft = { ...draft, fromDraftId: options.fromDraftId };
     this.checkRecipients(draft);
     const key = options.idempotencyKey ? this.parseKey(options.idempotencyKey) : null;
-    const hash = key ? requestHash(draft) : null;
+    const hash = key ? (options.fingerprint ?? requestHash(draft, options)) : null;
     if (key && hash) {
       const replay = await replayIdempotent(this.db, mailbox.id, key, hash);
       if (replay) return replay;
@@ -282,7 +292,9 @@ export class SendService {
         ]),
       );
       await settleAll([within, outbound]);
-      return outbound;
+      const written = await outbound;
+      await options.afterWrite?.(trx, written.accepted);
+      return written;
     };
     const written = await (options.group ? options.group.run(mailbox.id, write) : this.db.writeTx(write));
     this.log.info('message.queued', {
@@ -319,7 +331,11 @@ export class SendService {
       schedule,
     };
     try {
-      const written = await this.db.writeTx((trx) => writeOutbound(trx, mailbox, draft, meta));
+      const written = await this.db.writeTx(async (trx) => {
+        const outbound = await writeOutbound(trx, mailbox, draft, meta);
+        await options.afterWrite?.(trx, outbound.accepted);
+        return outbound;
+      });
       this.log.info('message.scheduled', {
         mailboxId: mailbox.id,
         messageId: written.accepted.messageId,

@@ -30,28 +30,38 @@ export async function insertAttachment(
 
 /**
  * Attaches staged uploads to a message. Only uploads of the same mailbox that no message has
- * claimed yet qualify; the conditional update makes two sends racing for one upload end with
- * exactly one winner. Anything short of all ids is ATTACHMENT_UNKNOWN (the caller's transaction
- * then rolls back, releasing the ones that did match).
+ * claimed yet qualify, and no draft holds (but `draftId`, the draft being sent); the conditional
+ * update makes two sends racing for one upload end with exactly one winner. Anything short of all
+ * ids is ATTACHMENT_UNKNOWN (the caller's transaction then rolls back, releasing the ones that did match).
  */
 export async function claimAttachments(
   trx: Sql,
   mailboxId: string,
   messageId: string,
   ids: readonly string[],
+  draftId: string | null = null,
 ): Promise<void> {
   if (ids.length === 0) return;
+  const held = draftId === null ? sql`draft_id is null` : sql`(draft_id is null or draft_id = ${draftId})`;
   const claimed = (
     await sql<{ id: string }>`update attachment set message_id = ${messageId}
-    where mailbox_id = ${mailboxId} and message_id is null and id = any(${[...ids]}::text[]) returning id`.execute(trx)
+    where mailbox_id = ${mailboxId} and message_id is null and ${held} and id = any(${[...ids]}::text[])
+    returning id`.execute(trx)
   ).rows;
-  if (claimed.length !== ids.length) {
-    const missing = ids.filter((id) => !claimed.some((c) => c.id === id));
-    throw new AppError(
-      'ATTACHMENT_UNKNOWN',
-      `attachmentIds: ${missing.join(', ')} is unknown, already used, or belongs to another mailbox.`,
-    );
-  }
+  assertAllFound(ids, claimed);
+}
+
+/**
+ * ATTACHMENT_UNKNOWN naming the ids among `ids` that a claim or a draft's hold did not find, in
+ * the same words whatever the reason, so another tenant's upload id answers like an unknown one.
+ */
+export function assertAllFound(ids: readonly string[], found: readonly { id: string }[]): void {
+  if (found.length === ids.length) return;
+  const missing = ids.filter((id) => !found.some((f) => f.id === id));
+  throw new AppError(
+    'ATTACHMENT_UNKNOWN',
+    `attachmentIds: ${missing.join(', ')} is unknown, already used, or belongs to another mailbox.`,
+  );
 }
 
 /** The attachments of one message, in upload order. */
