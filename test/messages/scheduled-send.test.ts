@@ -220,6 +220,31 @@ describe('scheduled sends', () => {
     expect(await copiesIn(b.mailboxId, 'held later')).toBe(1);
   });
 
+  it('a scheduled send held when due gets the whole APPROVAL_TTL from its sendAt, not from its scheduling', async () => {
+    const { domain, a, b } = await twoMailboxes(server);
+    const ttl = server.runtime.services.config.APPROVAL_TTL;
+    const policy = await server
+      .api(domain.token)
+      .put(`/api/domain/mailboxes/${a.mailboxId}/policy`, { approval: 'all' });
+    expect(policy.status).toBe(200);
+    // Due two TTLs from now: a hold counted from scheduling would be expired the moment it began.
+    const sendAt = clock.now().getTime() + 2 * ttl;
+    const sent = await server
+      .api(a.token)
+      .post('/api/messages/send', sendBody(b.address, { subject: 'ttl later', sendAt }));
+    const id = sent.body.data.messageId as string;
+    clock.advance(2 * ttl);
+    await drain();
+    expect(await detail(a.token, id)).toMatchObject({ status: 'pending_approval', approvalStatus: 'pending' });
+    const approvals = server.runtime.services.approvals;
+    clock.advance(ttl - MINUTE);
+    await approvals.expireDue();
+    expect((await detail(a.token, id)).approvalStatus).toBe('pending');
+    clock.advance(2 * MINUTE);
+    await approvals.expireDue();
+    expect((await detail(a.token, id)).approvalStatus).toBe('expired');
+  });
+
   it('MCP send_mail and reply_message take sendAt; get_message shows status and sendAtTs', async () => {
     const { a, b } = await twoMailboxes(server);
     const client = await mcpClient(server, a.token);

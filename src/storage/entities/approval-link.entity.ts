@@ -25,7 +25,7 @@ export const ApprovalLinkEntity = defineEntity({
     approverAddress: p.string().primary().length(320),
     mailbox: () => p.manyToOne(MailboxEntity).mapToPk().index().deleteRule('cascade'),
     secretHash: p.string().length(64).nullable(),
-    /** The hold's own expiry (the message's creation + APPROVAL_TTL), set when the link is minted. */
+    /** The hold's own expiry (its start, holdStartedAt, + APPROVAL_TTL), set when the link is minted. */
     expiresAt: p.datetime(3).nullable(),
     usedAt: p.datetime(3).nullable(),
     ...leasedWorkColumns(),

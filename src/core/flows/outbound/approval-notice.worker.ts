@@ -1,4 +1,5 @@
 import { ID_PREFIX, newId } from '../../base/ids.js';
+import { holdStartedAt } from '../policy/approval.store.js';
 import type { BaseServices } from '../../base/services.js';
 import { PollingLoop } from '../../base/loops/polling-loop.js';
 import { jsonValue } from '../../../storage/database.js';
@@ -106,7 +107,7 @@ export class ApprovalNoticeWorker {
     const message = await this.services.approvalLinkStore.heldMessage(notice.messageId);
     if (!message || message.approval_status !== 'pending' || message.deleted_at !== null || !message.enabled)
       return { kind: 'skipped', reason: 'the message is no longer held' };
-    const expiresAt = new Date(new Date(message.created_at).getTime() + this.options.ttlMs);
+    const expiresAt = new Date(holdStartedAt(message).getTime() + this.options.ttlMs);
     if (expiresAt.getTime() <= now.getTime())
       return { kind: 'failed', reason: 'the hold expired before the notice could be delivered' };
     if (!policyOf(jsonValue(message.policy)).approverAddresses.includes(notice.approverAddress))

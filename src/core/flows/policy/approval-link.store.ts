@@ -41,6 +41,7 @@ export type HeldMessageRow = Row<
   | 'body_text'
   | 'body_html'
   | 'created_at'
+  | 'send_at'
   | 'approval_decided_at'
   | 'deleted_at'
 > & {
@@ -149,7 +150,7 @@ export class ApprovalLinkStore {
   /** The held message with its mailbox, the sending token's name and the audit entry that held it. */
   heldMessage(messageId: string): Promise<HeldMessageRow | undefined> {
     return this.db.one(sql<HeldMessageRow>`select m.id, m.mailbox_id, m.subject, m.from_address, m.from_display_name,
-        m.to_addresses, m.cc_addresses, m.bcc_addresses, m.body_text, m.body_html, m.created_at, m.approval_status,
+        m.to_addresses, m.cc_addresses, m.bcc_addresses, m.body_text, m.body_html, m.created_at, m.send_at, m.approval_status,
         m.approval_decided_at, m.deleted_at, mb.address as mailbox_address, mb.domain_id, mb.policy,
         (mb.disabled_at is null and d.disabled_at is null) as enabled, t.name as token_name, h.rule, h.reason
       from message m

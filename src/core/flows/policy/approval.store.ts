@@ -3,6 +3,16 @@ import type { Col, Narrow, Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../access/principal.js';
 import { policyChainSql } from '../../access/token.store.js';
 
+/**
+ * When a message's hold began: a send held as it was made, at its creation; a scheduled send, at
+ * its sendAt, when the worker decided it. APPROVAL_TTL counts from here, so a send scheduled for
+ * next week gives its approver the whole TTL once it is due, not a hold that expired before it began.
+ */
+const HOLD_STARTED = sql`coalesce(send_at, created_at)`;
+/** HOLD_STARTED of a message row in hand. */
+export const holdStartedAt = (m: { send_at: string | Date | null; created_at: string | Date }): Date =>
+  new Date(m.send_at ?? m.created_at);
+
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 
 export type ApprovalRow = Narrow<
@@ -87,7 +97,7 @@ export class ApprovalStore {
       await sql<ApprovalRow>`update message m set approval_status = 'expired', approval_decided_at = ${at},
         delivery_status = 'failed'
       from mailbox mb where mb.id = m.mailbox_id and m.id in (
-        select id from message where approval_status = 'pending' and created_at < ${before}
+        select id from message where approval_status = 'pending' and ${HOLD_STARTED} < ${before}
         order by created_at limit ${limit} for update skip locked)
         and m.approval_status = 'pending'
       returning ${RETURNING}`.execute(trx)
