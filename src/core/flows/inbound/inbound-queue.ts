@@ -19,7 +19,7 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
 
   constructor(
     private readonly db: Database,
-    private readonly receiving: InboundService,
+    private readonly inbound: InboundService,
     private readonly log: Logger,
   ) {}
 
@@ -33,7 +33,7 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
    */
   async store(q: QueuedInbound): Promise<number> {
     try {
-      return (await this.receiving.deliverQueued(q)).messageIds.length;
+      return (await this.inbound.deliverQueued(q)).messageIds.length;
     } catch (err) {
       if (err instanceof AppError || err instanceof QueueClaimLost || isStorageUnavailable(err)) throw err;
       const live = await withoutDeletedMailboxes(this.db, q);
@@ -43,7 +43,7 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
         this.log.info('smtp.inbound_dropped', { queueId: q.id, reason: 'every recipient mailbox was deleted' });
         return 0;
       }
-      return (await this.receiving.deliverQueued(live)).messageIds.length;
+      return (await this.inbound.deliverQueued(live)).messageIds.length;
     }
   }
 
@@ -52,6 +52,6 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
   }
 
   whenQueued(kick: () => void): () => void {
-    return this.receiving.whenQueued(kick);
+    return this.inbound.whenQueued(kick);
   }
 }
