@@ -1,4 +1,5 @@
 import { setPriority } from 'node:os';
+import { snippetOf } from '../../src/core/state/messages/snippet.js';
 import pg from 'pg';
 
 // Word pools for realistic, varied mail text. Picks are arithmetic on the row number (no random()),
@@ -130,13 +131,19 @@ const threadSql = (r: RowSource) =>
   select 'thr_' || ${r.tag} || lpad(g::text, 9, '0'), ${r.mailbox}, 'Thread ' || g, now() - make_interval(secs => g * 10), now() - make_interval(secs => g * 10)
   from ${r.from} where ${r.address} is not null`;
 
+const FLAT_BODY = `btrim(regexp_replace(split_part(s.body_text, E'\\n-- \\n', 1), '\\s+', ' ', 'g'))`;
+const SNIPPET_SQL = `case when length(${FLAT_BODY}) <= 140 then ${FLAT_BODY}
+    else coalesce(substring(left(${FLAT_BODY}, 140) from '^(.{71,}) '), left(${FLAT_BODY}, 140)) || '…' end`;
+
 const messageSql = (r: RowSource) => {
   const s = SENTENCES.length;
   return `insert into message (id, mailbox_id, thread_id, direction, subject, from_address, from_display_name,
     to_addresses, cc_addresses, bcc_addresses, mailbox_address, attachment_count, body_text, body_format,
-    references_header, is_read, created_at, received_at, search_vector)
-  -- The vector the search indexer would store (migration 20270201000000), computed in the same pass.
-  select s.*, message_search_vector(s.subject, s.body_text, null) from (select 'msg_' || ${r.tag} || lpad(g::text, 9, '0'), ${r.mailbox}, 'thr_' || ${r.tag} || lpad((1 + (g - 1) / 10)::text, 9, '0'), 'inbound',
+    references_header, is_read, created_at, received_at, search_vector, snippet)
+  -- The vector the search indexer would store (migration 20270201000000), computed in the same pass,
+  -- and the snippet every writer stores (state/messages/snippet.ts: the text before the signature,
+  -- whitespace collapsed, cut at a word past half of 140 characters with an ellipsis).
+  select s.*, message_search_vector(s.subject, s.body_text, null), ${SNIPPET_SQL} from (select 'msg_' || ${r.tag} || lpad(g::text, 9, '0'), ${r.mailbox}, 'thr_' || ${r.tag} || lpad((1 + (g - 1) / 10)::text, 9, '0'), 'inbound',
     (${pool(SUBJECTS)})[1 + (g * 7) % ${SUBJECTS.length}] || case when g % 5 = 0 then ' (#' || (g % 10007) || ')' else '' end as subject,
     'sender' || (g % 97) || '@remote.test', (${pool(NAMES)})[1 + g % ${NAMES.length}] || ' ' || (g % 97), array[${r.address}], '{}'::text[], '{}'::text[], ${r.address},
     0,
@@ -219,6 +226,12 @@ export async function seedBulk(
     }
     for (const t of [...targets, ...group])
       await client.query('update mailbox set inbound_count = inbound_count + $2 where id = $1', [t.mailboxId, t.count]);
+    // The SQL snippet must be what a writer stores, or the list would read different rows than in use.
+    const sample = await client.query<{ body_text: string; snippet: string }>(
+      'select body_text, snippet from message order by id limit 50',
+    );
+    const off = sample.rows.find((r) => r.snippet !== snippetOf(r.body_text));
+    if (off) throw new Error(`seed snippet ${JSON.stringify(off.snippet)} is not snippetOf's`);
     const t1 = Date.now();
     for (const i of indexes) await client.query(i.indexdef);
     const t2 = Date.now();
