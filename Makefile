@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 MAILBOX_RESOURCES_DIR ?= ./resources
 export MAILBOX_RESOURCES_DIR
 
-.PHONY: install build run test test-unit chromium postfix client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke bench-scale bench-scale-drop lint format clean services
+.PHONY: install build run test test-unit chromium postfix exim client db-types test-postgres test-pglite test-k8s e2e reliability soak bench bench-smoke bench-scale bench-scale-drop lint format clean services
 
 install: node_modules/.installed
 
@@ -31,7 +31,7 @@ run: build
 ## PostgreSQL and on PGlite, every other file once, reliability at its short size (vitest.config.ts).
 ## make test AREA=smtp: only test/smtp/, on the projects its files belong to (any folder of test/).
 AREA ?=
-test: install services chromium postfix
+test: install services chromium postfix exim
 	@if [ -n "$(AREA)" ] && [ ! -d "test/$(AREA)" ]; then echo "AREA=$(AREA): no folder test/$(AREA)/ (one of: $$(ls -d test/*/ | cut -d/ -f2 | tr '\n' ' '))" >&2; exit 2; fi
 	vitest run $(if $(AREA),test/$(AREA)/)
 
@@ -138,6 +138,11 @@ client: install
 ## Postfix for the interop tests (test/interop: private instances on loopback ports; skipped without it).
 postfix:
 	@bash scripts/ensure-postfix.sh
+
+## Exim 4 for the interop tests: Debian's packages unpacked, not installed (they conflict with
+## postfix), into .cache/exim/ (private instances on loopback ports; skipped without it).
+exim:
+	@bash scripts/ensure-exim.sh
 
 ## Chromium for the browser tests (the `browser` vitest project skips them, with one line, without it).
 chromium:

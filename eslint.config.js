@@ -5,7 +5,9 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'charts/', 'coverage/', 'test-results/', 'bench/results/', 'data/'] },
+  {
+    ignores: ['dist/', 'node_modules/', 'charts/', 'coverage/', 'test-results/', 'bench/results/', 'data/', '.cache/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
