@@ -13,7 +13,13 @@ import { defineConfig } from 'vitest/config';
 // MAILBOX_TEST_ENGINE=postgres|pglite narrows a run to one engine while iterating.
 const engines = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres,pglite').split(',');
 
-const ONE_ENGINE = ['test/cli/cli.test.ts', 'test/cli/role-modules.test.ts'];
+const ONE_ENGINE = [
+  'test/cli/cli.test.ts',
+  'test/cli/role-modules.test.ts',
+  // Real MTAs against our SMTP ports: what crosses the wire is the same whatever stores it.
+  'test/interop/postfix.test.ts',
+  'test/interop/exim.test.ts',
+];
 // Files that need a process no other file ran in: instrumentation patches pg, koa and ioredis as
 // they are first imported; the metrics test reads the process-wide Prometheus registry's counts.
 export const FRESH_PROCESS = ['test/telemetry/send-trace.test.ts', 'test/telemetry/metrics.test.ts'];
