@@ -1,7 +1,7 @@
-import path from 'node:path';
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/config.js';
-import { adminCommands } from './admin-commands.js';
+import { registerAdminCommands } from './admin-program.js';
+import { HandedOffCommandError } from '../runtime/admin-socket-protocol.js';
 
 /** Exit status once the command finished; long-running commands (serve, operator) never set it. */
 let exitCode: number | null = null;
@@ -23,7 +23,9 @@ program
     const config = loadConfig();
     await startTracing();
     const roles = parseRoles(opts.roles ?? config.MAILBOX_ROLES);
-    const starting = startRuntime(config, { roles });
+    // On an embedded data directory, the admin commands of another `mailbox` process run here.
+    const { adminCommandHandler } = await import('./admin-handoff.js');
+    const starting = startRuntime(config, { roles, adminCommands: adminCommandHandler });
     // The handlers exist before the start finishes: /healthz answers as soon as the HTTP listener
     // is up, before the rest of the start (the resource directory's first pass, say), and a SIGTERM
     // in that window must still close gracefully (test/reliability/shutdown.test.ts saw it kill
@@ -54,28 +56,12 @@ program
   .command('migrate')
   .description('apply pending database migrations and exit')
   .action(async () => {
-    const { openOrm, migrate } = await import('../storage/orm.js');
-    const config = loadConfig();
-    const orm = await openOrm({
-      databaseUrl: config.DATABASE_URL,
-      pgliteDir: config.DATABASE_URL ? undefined : path.join(config.dataDir, 'pglite'),
-      lockAs: { command: 'migrate', resourcesDir: null },
-    });
-    const applied = await migrate(orm);
-    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
-    await orm.close();
+    const { runMigrate } = await import('./migrate-command.js');
+    console.log(await runMigrate(loadConfig()));
     exitCode = 0;
   });
 
-program
-  .command('apply')
-  .description('apply Domain/Mailbox manifests once and exit')
-  .requiredOption('-f, --file <file|dir>', 'a YAML manifest file or a directory of them')
-  .action(async (opts: { file: string }) => {
-    const { applyManifestsOnce } = await import('../apply-command.js');
-    console.log(await applyManifestsOnce(loadConfig(), path.resolve(opts.file)));
-    exitCode = 0;
-  });
+registerAdminCommands(program, (code) => (exitCode = code));
 
 program
   .command('operator')
@@ -86,8 +72,6 @@ program
     await runOperatorCommand(loadConfig());
   });
 
-adminCommands(program, (code) => (exitCode = code));
-
 try {
   // A bare `mailbox` shows the help and succeeds, as before commander.
   if (process.argv.length <= 2) program.help();
@@ -97,5 +81,6 @@ try {
   // One line, no stack: start-up errors are configuration problems an operator must read.
   const message = err instanceof Error ? err.message : String(err);
   console.error(`mailbox: ${err instanceof ConfigError ? message : message.split('\n')[0]}`);
-  process.exit(1);
+  // A command the running server ran failed there: its status, as if it had failed here.
+  process.exit(err instanceof HandedOffCommandError ? err.exitCode : 1);
 }

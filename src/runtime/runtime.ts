@@ -35,6 +35,7 @@ import { createMetrics } from '../telemetry/metrics.js';
 import { currentTraceId, startTracing } from '../telemetry/tracing.js';
 import { coreTelemetry } from '../telemetry/core-telemetry.js';
 import { installObservability } from '../core/base/observability.js';
+import { startAdminSocket, type AdminCommandHandler } from './admin-socket.js';
 
 export const ROLES = ['api', 'smtp', 'realtime', 'worker'] as const;
 export type Role = (typeof ROLES)[number];
@@ -62,6 +63,11 @@ export interface StartOptions {
   inMemoryDatabase?: boolean | { dump: Blob };
   /** The command that holds an embedded data directory (default `serve`); named by a second process. */
   command?: string;
+  /**
+   * What answers the admin commands another `mailbox` process hands over while this one holds an
+   * embedded data directory (`<data dir>/admin.sock`, admin-socket.ts): `serve` passes the CLI's.
+   */
+  adminCommands?: (held: { services: Services; orm: Orm }) => AdminCommandHandler;
 }
 
 export function parseRoles(text: string): Role[] {
@@ -128,6 +134,12 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   const serverKey = loadServerKey(config.MAILBOX_SECRET_KEY, config.dataDir);
   const services = createServices({ config, log, clock, db, blobs, bus, redis, serverKey });
   services.usage.start();
+  const embedded = !config.DATABASE_URL && !options.inMemoryDatabase;
+  // Before any listener: once /healthz answers, so do the admin commands.
+  const adminSocket =
+    embedded && options.adminCommands
+      ? await startAdminSocket(config.dataDir, options.adminCommands({ services, orm }), log)
+      : null;
 
   const closers: Array<() => Promise<void>> = [];
   let httpPort: number | null = null;
@@ -267,6 +279,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     smtpPorts,
     async close() {
       clearInterval(sweeper);
+      await adminSocket?.close().catch((err) => log.warn('shutdown.error', { err }));
       for (const close of closers.reverse()) await close().catch((err) => log.warn('shutdown.error', { err }));
       await services.usage.stop().catch(() => undefined);
       await bus.close();

@@ -1,14 +1,16 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE } from '../support/harness.js';
 import { serveProcess, type ServeProcess } from '../support/processes.js';
 
-// docs/api.md, "Embedded storage lock": with `mailbox serve` running on a PGlite data directory,
+// docs/api.md, "Embedded storage lock": with `mailbox serve` running on a PGlite data directory and
+// no admin socket to hand commands to (a server from before the hand-off: its socket removed here),
 // `mailbox migrate` and `mailbox apply -f` on the same directory fail at once with one line naming
 // the serving process; apply points at MAILBOX_RESOURCES_DIR. PGlite only (that is the lock's subject).
+// With the socket, the server runs them: test/cli/admin-handoff.test.ts.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-lock-cli-'));
@@ -37,13 +39,15 @@ beforeAll(async () => {
     'api',
   );
   await serve.start();
+  // The server keeps listening on the unlinked socket; no other process can reach it.
+  rmSync(path.join(dataDir, 'admin.sock'));
 }, 120_000);
 afterAll(async () => {
   await serve?.stop();
 });
 
 describe.runIf(ENGINE === 'pglite')('a second process on the embedded data directory', () => {
-  it('`migrate` and `apply -f` fail with one line naming the server; apply points at MAILBOX_RESOURCES_DIR', async () => {
+  it('without its socket, `migrate` and `apply -f` fail with one line naming the server; apply points at MAILBOX_RESOURCES_DIR', async () => {
     const manifest = path.join(dataDir, 'domain.yaml');
     writeFileSync(
       manifest,

@@ -76,7 +76,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
       await until(`redis-server :${port}`, ping, 10_000, child);
     },
     async kill() {
-      if (!child || child.exitCode !== null) return;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child!.once('exit', r));
       child.kill('SIGKILL');
       await exited;
@@ -91,6 +91,8 @@ export interface ServeProcess {
   port: number;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGKILL: no close runs, whatever the process made stays behind (start() again reuses port and dirs). */
+  kill(): Promise<void>;
 }
 
 /** `mailbox serve --roles …` under tsx, on a port chosen here. */
@@ -129,6 +131,12 @@ export async function serveProcess(env: Record<string, string>, roles = 'api,rea
         throw new Error(`serve :${port} did not stop within 10 s of SIGTERM`);
       }
       rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }
