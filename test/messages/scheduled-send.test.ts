@@ -179,8 +179,9 @@ describe('scheduled sends', () => {
     expect(left.items.map((m: any) => m.messageId)).toEqual([second]);
     expect(left.totalCount).toBe(1);
     // It keeps its due time once it left, as the detail does.
-    expect((await list('direction=outbound&limit=200')).body.data.items.find((m: any) => m.messageId === first))
-      .toMatchObject({ sendAtTs: soon });
+    expect(
+      (await list('direction=outbound&limit=200')).body.data.items.find((m: any) => m.messageId === first),
+    ).toMatchObject({ sendAtTs: soon });
   });
 
   it('a job under a worker when cancelled is ended by the worker, and it never leaves', async () => {
