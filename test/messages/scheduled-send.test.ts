@@ -170,8 +170,36 @@ describe('scheduled sends', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.errMsg).toMatch(/^status: /);
 
-    // Cancelled: it leaves the list at once; sent when due: it leaves too.
+    // Cancelled: it leaves the list at once, and a list's ETag taken before no longer matches (the
+    // cancel is told as message.delivery `cancelled`); sent when due: it leaves too.
+    const etag = (await list('status=scheduled')).headers.get('etag')!;
+    expect((await server.api(a.token).get('/api/messages?status=scheduled', { 'If-None-Match': etag })).status).toBe(
+      304,
+    );
     expect((await server.api(a.token).delete(`/api/messages/${third}/schedule`)).status).toBe(200);
+    expect((await server.api(a.token).get('/api/messages?status=scheduled', { 'If-None-Match': etag })).status).toBe(
+      200,
+    );
+    const told = await q`select payload from mailbox_event where mailbox_id = ${a.mailboxId}
+      and type = 'message.delivery' and payload->'data'->>'messageId' = ${third}`;
+    expect(told.map((r) => r.payload.data)).toEqual([
+      {
+        messageId: third,
+        recipient: b.address,
+        recipientStatus: 'cancelled',
+        deliveryStatus: 'cancelled',
+        remoteReply: 'scheduled send cancelled',
+        deliveredAtTs: null,
+      },
+    ]);
+    // Cancelling again changes nothing and tells nothing.
+    expect((await server.api(a.token).delete(`/api/messages/${third}/schedule`)).body.data.cancelled).toBe(false);
+    expect(
+      (
+        await q`select count(*)::int as n from mailbox_event where payload->'data'->>'messageId' = ${third}
+        and type = 'message.delivery'`
+      )[0].n,
+    ).toBe(1);
     expect((await list('status=scheduled')).body.data.items.map((m: any) => m.messageId)).toEqual([second, first]);
     clock.advance(5 * MINUTE);
     await drain();
