@@ -6,6 +6,8 @@ import { features } from '../features';
 import type { Attachment, Draft, MessageDetail } from '../types';
 import { prefill, type ComposeMode } from './compose-prefill';
 import { ComposeContext, GoesTo, split } from './compose-recipients';
+import { ComposeAttachments } from './compose-attachments';
+import { postMessage } from './compose-send';
 
 /** The console's compose form, as a draft's fields (POST /api/drafts, PATCH /api/drafts/{draftId}). */
 interface DraftFields {
@@ -140,29 +142,19 @@ export function Compose(props: { parentId?: string; mode?: ComposeMode; draftId?
     }
   };
 
-  /** One POST for the mode; the fields the server would choose itself are left out when unchanged. */
-  const post = async (): Promise<{ messageId: string }> => {
-    const headers = { 'Idempotency-Key': idempotencyKey };
-    const common = { ccAddresses: split(cc), attachmentIds: await uploadFiles(), ...mailboxParam() };
-    const changed = {
-      ...(to !== start.to ? { toAddress: split(to) } : {}),
-      ...(subject !== start.subject ? { subject } : {}),
-    };
-    if (mode === 'forward')
-      return api('POST', `/api/messages/${encodeURIComponent(parentId!)}/forward`, {
-        body: { ...common, toAddress: split(to), ...changed, ...(body.trim() ? { bodyText: body } : {}) },
-        headers,
-      });
-    if (mode === 'reply' || mode === 'replyAll')
-      return api('POST', `/api/messages/${encodeURIComponent(parentId!)}/reply`, {
-        body: { ...common, ...changed, bodyText: body, ...(mode === 'replyAll' ? { replyAll: true } : {}) },
-        headers,
-      });
-    return api('POST', '/api/messages/send', {
-      body: { ...common, subject, bodyText: body, toAddress: split(to) },
-      headers,
+  /** The form as it is posted (compose-send.ts). */
+  const post = async () =>
+    postMessage({
+      mode,
+      parentId,
+      to,
+      cc,
+      subject,
+      body,
+      start,
+      attachmentIds: await uploadFiles(),
+      idempotencyKey,
     });
-  };
 
   const send = (e: Event) => {
     e.preventDefault();
@@ -234,27 +226,12 @@ export function Compose(props: { parentId?: string; mode?: ComposeMode; draftId?
           onInput={(e) => setBody(e.currentTarget.value)}
         />
       </label>
-      {held.length > 0 && (
-        <ul class="attachments" aria-label="Attached">
-          {held.map((a) => (
-            <li key={a.attachmentId}>
-              {a.filename}{' '}
-              <button
-                type="button"
-                class="link"
-                aria-label={`Remove ${a.filename}`}
-                onClick={() => setHeld(held.filter((h) => h.attachmentId !== a.attachmentId))}
-              >
-                remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      <label>
-        {mode === 'forward' ? 'More attachments' : 'Attachments'}
-        <input name="attachments" type="file" multiple onChange={(e) => setFiles([...(e.currentTarget.files ?? [])])} />
-      </label>
+      <ComposeAttachments
+        held={held}
+        remove={(id) => setHeld(held.filter((h) => h.attachmentId !== id))}
+        choose={setFiles}
+        label={mode === 'forward' ? 'More attachments' : 'Attachments'}
+      />
       <div class="toolbar">
         <button type="submit" disabled={busy !== null}>
           {busy === 'send' ? 'Sending…' : 'Send'}
