@@ -986,6 +986,7 @@ export interface components {
                     held: boolean;
                 } | null;
                 snippet: string;
+                sendAtTs: number | null;
             } | null;
             eventId: string;
             timedOut: boolean;
@@ -1023,6 +1024,7 @@ export interface components {
                     held: boolean;
                 } | null;
                 snippet: string;
+                sendAtTs: number | null;
             } | null;
             authenticated: boolean | null;
             warning: string | null;
@@ -1057,6 +1059,7 @@ export interface components {
                     held: boolean;
                 } | null;
                 snippet: string;
+                sendAtTs: number | null;
             }[];
             nextCursor: string | null;
         };
@@ -1125,6 +1128,7 @@ export interface components {
                     held: boolean;
                 } | null;
                 snippet: string;
+                sendAtTs: number | null;
             }[];
             nextCursor: string | null;
             totalCount: number;
@@ -1192,6 +1196,7 @@ export interface components {
                 held: boolean;
             } | null;
             snippet: string;
+            sendAtTs: number | null;
             toAddresses: string[];
             ccAddresses: string[];
             bccAddresses: string[];
@@ -1212,7 +1217,6 @@ export interface components {
             }[];
             deliveryStatus: ("held" | "queued" | "delivered" | "deferred" | "failed" | "scheduled" | "cancelled") | null;
             status: ("scheduled" | "queued" | "cancelled" | "pending_approval") | null;
-            sendAtTs: number | null;
             deliveries: {
                 address: string;
                 /** @enum {string} */
@@ -1302,6 +1306,7 @@ export interface components {
                     held: boolean;
                 } | null;
                 snippet: string;
+                sendAtTs: number | null;
                 toAddresses: string[];
                 ccAddresses: string[];
                 bccAddresses: string[];
@@ -1322,7 +1327,6 @@ export interface components {
                 }[];
                 deliveryStatus: ("held" | "queued" | "delivered" | "deferred" | "failed" | "scheduled" | "cancelled") | null;
                 status: ("scheduled" | "queued" | "cancelled" | "pending_approval") | null;
-                sendAtTs: number | null;
                 deliveries: {
                     address: string;
                     /** @enum {string} */
@@ -2652,6 +2656,7 @@ export interface operations {
                 direction?: "inbound" | "outbound";
                 approval?: "pending";
                 screening?: "held";
+                status?: "scheduled";
             };
             header?: {
                 /** @description The ETag of an earlier answer to the same request: 304 without a body while it is current. */

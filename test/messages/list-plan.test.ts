@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { pageQuery, type PagePosition } from '../../src/core/state/messages/message.store.js';
+import { pageQuery, type PageFilter, type PagePosition } from '../../src/core/state/messages/message.store.js';
 import type { Direction } from '../../src/core/state/messages/message.schemas.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { seedBulk, twoTenants, type Tenants } from '../support/seed-messages.js';
@@ -14,15 +14,24 @@ beforeAll(async () => {
   await seedBulk(server, t.a1.mailboxId, 1200);
   await seedBulk(server, t.a2.mailboxId, 1200);
   await seedBulk(server, t.b1.mailboxId, 600);
+  // A fifth of the outbound rows are scheduled sends that have not left (status=scheduled).
+  await server.runtime.services.db.rows(
+    sql`update message set delivery_status = 'scheduled' where direction = 'outbound' and right(id, 1) in ('1', '3')`,
+  );
+  await server.runtime.services.db.rows(sql`analyze message`);
 });
 afterAll(async () => {
   await server?.close();
 });
 
 /** The plan of the exact SQL the service runs for one page, as text lines. */
-async function plan(direction: Direction | undefined, after: PagePosition | null): Promise<string> {
+async function plan(
+  direction: Direction | undefined,
+  after: PagePosition | null,
+  filter: PageFilter = 'none',
+): Promise<string> {
   const rows = await server.runtime.services.db.rows(
-    sql<{ 'QUERY PLAN': string }>`explain ${pageQuery(t.a1.mailboxId, direction, after, 8)}`,
+    sql<{ 'QUERY PLAN': string }>`explain ${pageQuery(t.a1.mailboxId, direction, after, 8, filter)}`,
   );
   return rows.map((r) => r['QUERY PLAN']).join('\n');
 }
@@ -31,12 +40,14 @@ describe('a message page is an index range scan', () => {
   const middle: PagePosition = { t: Date.now() - 1000 * 1000, i: `${'~'}` };
 
   it.each([
-    ['first page: message_list_idx', undefined, null, 'message_list_idx'],
-    ['later page: message_list_idx', undefined, middle, 'message_list_idx'],
-    ['first page with direction: message_list_dir_idx', 'inbound', null, 'message_list_dir_idx'],
-    ['later page with direction: message_list_dir_idx', 'outbound', middle, 'message_list_dir_idx'],
-  ] as const)('%s, without a sort', async (_name, direction, after, index) => {
-    const text = await plan(direction, after);
+    ['first page: message_list_idx', undefined, null, 'message_list_idx', 'none'],
+    ['later page: message_list_idx', undefined, middle, 'message_list_idx', 'none'],
+    ['first page with direction: message_list_dir_idx', 'inbound', null, 'message_list_dir_idx', 'none'],
+    ['later page with direction: message_list_dir_idx', 'outbound', middle, 'message_list_dir_idx', 'none'],
+    ['first page of status=scheduled: message_scheduled_idx', undefined, null, 'message_scheduled_idx', 'scheduled'],
+    ['later page of status=scheduled: message_scheduled_idx', undefined, middle, 'message_scheduled_idx', 'scheduled'],
+  ] as const)('%s, without a sort', async (_name, direction, after, index, filter) => {
+    const text = await plan(direction, after, filter);
     expect(text).toMatch(new RegExp(`Index (Only )?Scan using ${index} on message`));
     expect(text).not.toMatch(/Sort|Seq Scan|Bitmap/);
     // The keyset position is part of the index condition, not a filter applied after reading.

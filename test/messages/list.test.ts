@@ -53,6 +53,7 @@ describe('GET /api/messages', () => {
       'receiptId',
       'receivedAtTs',
       'screening',
+      'sendAtTs',
       'sentAtTs',
       'snippet',
       'subject',
@@ -70,6 +71,7 @@ describe('GET /api/messages', () => {
       isRead: false,
       readAtTs: null,
       sentAtTs: null,
+      sendAtTs: null,
     });
     expect(Number.isInteger(items[0].createdAtTs)).toBe(true);
     expect(items[0].receivedAtTs).toBe(items[0].createdAtTs);

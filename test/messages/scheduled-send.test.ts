@@ -126,6 +126,92 @@ describe('scheduled sends', () => {
     expect((await server.api(b.token).delete(`/api/messages/${id}/schedule`)).status).toBe(404);
   });
 
+  it('GET /api/messages?status=scheduled lists the sends still waiting, with sendAtTs; cancelled and sent ones leave', async () => {
+    const { domain, a, b } = await twoMailboxes(server);
+    const soon = clock.now().getTime() + 5 * MINUTE;
+    const later = clock.now().getTime() + 50 * MINUTE;
+    const send = async (subject: string, sendAt?: number) =>
+      (await server.api(a.token).post('/api/messages/send', sendBody(b.address, { subject, sendAt }))).body.data
+        .messageId as string;
+    const now = await send('at once');
+    const first = await send('first later', soon);
+    const second = await send('second later', later);
+    const third = await send('third later', later);
+    const list = async (query: string, token = a.token) => server.api(token).get(`/api/messages?${query}`);
+
+    const res = await list('status=scheduled');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.items.map((m: any) => m.subject)).toEqual(['third later', 'second later', 'first later']);
+    expect(res.body.data.totalCount).toBe(3);
+    expect(res.body.data.items[2]).toMatchObject({ messageId: first, direction: 'outbound', sendAtTs: soon });
+    // Every summary carries sendAtTs: null for mail sent at once and for received mail.
+    await drain();
+    const all = (await list('limit=200', a.token)).body.data.items;
+    expect(all.find((m: any) => m.messageId === now).sendAtTs).toBeNull();
+    const received = (await list('direction=inbound', b.token)).body.data.items;
+    expect(received.find((m: any) => m.subject === 'at once').sendAtTs).toBeNull();
+    // The same filter for a domain token naming the mailbox, and with direction=outbound.
+    expect((await list(`status=scheduled&mailboxAddress=${a.address}`, domain.token)).body.data.totalCount).toBe(3);
+    expect((await list('status=scheduled&direction=outbound')).body.data.totalCount).toBe(3);
+    expect((await list('status=scheduled&direction=inbound')).body.data).toMatchObject({ items: [], totalCount: 0 });
+
+    // Keyset-paged; the cursor is bound to the filter.
+    const page = (await list('status=scheduled&limit=2')).body.data;
+    expect(page.items).toHaveLength(2);
+    const next = await list(`status=scheduled&limit=2&cursor=${encodeURIComponent(page.nextCursor)}`);
+    expect(next.body.data.items.map((m: any) => m.messageId)).toEqual([first]);
+    expect((await list(`limit=2&cursor=${encodeURIComponent(page.nextCursor)}`)).status).toBe(400);
+
+    // One filter at a time; an unknown status is a 400 naming the field.
+    const combined = await list('status=scheduled&approval=pending');
+    expect(combined.status).toBe(400);
+    expect(combined.body.errMsg).toBe('status: cannot be combined with approval or screening');
+    const unknown = await list('status=queued');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errMsg).toMatch(/^status: /);
+
+    // Cancelled: it leaves the list at once, and a list's ETag taken before no longer matches (the
+    // cancel is told as message.delivery `cancelled`); sent when due: it leaves too.
+    const etag = (await list('status=scheduled')).headers.get('etag')!;
+    expect((await server.api(a.token).get('/api/messages?status=scheduled', { 'If-None-Match': etag })).status).toBe(
+      304,
+    );
+    expect((await server.api(a.token).delete(`/api/messages/${third}/schedule`)).status).toBe(200);
+    expect((await server.api(a.token).get('/api/messages?status=scheduled', { 'If-None-Match': etag })).status).toBe(
+      200,
+    );
+    const told = await q`select payload from mailbox_event where mailbox_id = ${a.mailboxId}
+      and type = 'message.delivery' and payload->'data'->>'messageId' = ${third}`;
+    expect(told.map((r) => r.payload.data)).toEqual([
+      {
+        messageId: third,
+        recipient: b.address,
+        recipientStatus: 'cancelled',
+        deliveryStatus: 'cancelled',
+        remoteReply: 'scheduled send cancelled',
+        deliveredAtTs: null,
+      },
+    ]);
+    // Cancelling again changes nothing and tells nothing.
+    expect((await server.api(a.token).delete(`/api/messages/${third}/schedule`)).body.data.cancelled).toBe(false);
+    expect(
+      (
+        await q`select count(*)::int as n from mailbox_event where payload->'data'->>'messageId' = ${third}
+        and type = 'message.delivery'`
+      )[0].n,
+    ).toBe(1);
+    expect((await list('status=scheduled')).body.data.items.map((m: any) => m.messageId)).toEqual([second, first]);
+    clock.advance(5 * MINUTE);
+    await drain();
+    const left = (await list('status=scheduled')).body.data;
+    expect(left.items.map((m: any) => m.messageId)).toEqual([second]);
+    expect(left.totalCount).toBe(1);
+    // It keeps its due time once it left, as the detail does.
+    expect(
+      (await list('direction=outbound&limit=200')).body.data.items.find((m: any) => m.messageId === first),
+    ).toMatchObject({ sendAtTs: soon });
+  });
+
   it('a job under a worker when cancelled is ended by the worker, and it never leaves', async () => {
     const { a, b } = await twoMailboxes(server);
     const sendAt = clock.now().getTime() + MINUTE;

@@ -15,6 +15,10 @@ import { Approvals } from './views/approvals';
 import { Audit } from './views/audit';
 import { KeyHelp } from './views/key-help';
 import { ApproveLink } from './views/approve-link';
+import { Scheduled } from './views/scheduled';
+import { Threads } from './views/threads';
+import { Policy } from './views/policy';
+import { THREAD_STATES, type ThreadState } from './types';
 
 /** The console: sign in, then one screen per hash route (router.ts). */
 export function App() {
@@ -57,6 +61,7 @@ export function App() {
         <nav aria-label="Main">
           {mailboxOpen && <a href="#/inbox">Mail</a>}
           {mailboxOpen && <a href="#/compose">Compose</a>}
+          {mailboxOpen && <a href="#/policy">Policy</a>}
           {session.kind.value === 'mailbox' && <a href="#/tokens">Tokens</a>}
           {session.kind.value === 'domain' && <a href="#/domain">Domain mailboxes</a>}
           {features.value.audit && <a href="#/audit">Audit</a>}
@@ -98,9 +103,14 @@ function screenFor(screen: string, a?: string, b?: string) {
     case 'thread':
       return <ThreadView threadId={a!} />;
     case 'compose':
-      return <Compose />;
+      return <Compose key="new" />;
+    // Keyed by what is written, so going from a reply to a forward starts a fresh form.
     case 'reply':
-      return <Compose replyTo={a!} />;
+      return <Compose key={`reply/${a}`} parentId={a!} mode="reply" />;
+    case 'reply-all':
+      return <Compose key={`reply-all/${a}`} parentId={a!} mode="replyAll" />;
+    case 'forward':
+      return <Compose key={`forward/${a}`} parentId={a!} mode="forward" />;
     case 'drafts':
       return <Drafts />;
     case 'draft':
@@ -117,6 +127,12 @@ function screenFor(screen: string, a?: string, b?: string) {
       return <Inbox folder="sent" />;
     case 'screened':
       return <Inbox folder="screened" />;
+    case 'scheduled':
+      return <Scheduled />;
+    case 'threads':
+      return <Threads state={THREAD_STATES.some((s) => s.id === a) ? (a as ThreadState) : null} />;
+    case 'policy':
+      return <Policy />;
     case 'audit':
       return <Audit />;
     default:

@@ -1,103 +1,65 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api } from './api';
-import { mailboxParam, session } from './session';
-import { lastEvent } from './live';
 import { features } from './features';
-import type { DraftSummary, MessageSummary, Page } from './types';
+import { FOLDERS, useFolderCounts, type FolderCounts } from './folder-counts';
 
-/** The folders of the console, each one filter of GET /api/messages. */
-export type Folder = 'inbox' | 'sent' | 'held' | 'screened';
+export { FOLDERS, type Folder } from './folder-counts';
 
-export const FOLDERS: { id: Folder; label: string; query: Record<string, string> }[] = [
-  { id: 'inbox', label: 'Inbox', query: { direction: 'inbound' } },
-  { id: 'sent', label: 'Sent', query: { direction: 'outbound' } },
-  { id: 'held', label: 'Held', query: { approval: 'pending' } },
-  // Inbound mail the screening held back from the agents (docs/screening.md).
-  { id: 'screened', label: 'Screened', query: { screening: 'held' } },
-];
-
-/** At most this many unread are counted (search has no total); beyond, the count reads "100+". */
-const UNREAD_CAP = 100;
-
-/** A folder of the nav: one of GET /api/messages, or the drafts (GET /api/drafts). */
-export type NavFolder = Folder | 'drafts';
-
-export interface FolderCounts {
-  inbox: number;
-  sent: number;
-  held: number;
-  screened: number;
-  drafts: number;
-  unread: number;
-  unreadMore: boolean;
+/** An entry of the folder list: a folder (#/inbox …) or the threads in one state (#/threads/needs_human). */
+interface Entry {
+  id: keyof FolderCounts & string;
+  label: string;
+  href: string;
+  unit: string;
 }
+
+const folder = (id: Entry['id'], label: string): Entry => ({ id, label, href: `#/${id}`, unit: 'messages' });
 
 /**
- * Counts per folder: the list's totalCount (limit=1 reads one row and the mailbox counters; the
- * drafts' own list for Drafts), and unread from the search API's `is:unread`, refreshed on every
- * live event (draft.created and draft.deleted among them).
+ * The folder list beside the messages: name, count, unread for the Inbox; Drafts after the Inbox,
+ * Scheduled when the API lists scheduled sends; below, the conversations a person is wanted for
+ * (threads by state, GET /api/threads?state=).
  */
-export function useFolderCounts(): FolderCounts | null {
-  const [counts, setCounts] = useState<FolderCounts | null>(null);
-  useEffect(() => {
-    let cancelled = false;
-    const total = (query: Record<string, string>) =>
-      api<Page<MessageSummary>>('GET', '/api/messages', { query: { ...query, limit: 1, ...mailboxParam() } }).then(
-        (p) => p.totalCount,
-        () => 0,
-      );
-    const drafts = api<Page<DraftSummary>>('GET', '/api/drafts', { query: { limit: 1, ...mailboxParam() } }).then(
-      (p) => p.totalCount,
-      () => 0,
-    );
-    void Promise.all([
-      drafts,
-      ...FOLDERS.map((f) => total(f.query)),
-      api<{ items: MessageSummary[]; nextCursor: string | null }>('GET', '/api/messages/search', {
-        query: { q: 'is:unread direction:inbound', limit: UNREAD_CAP, ...mailboxParam() },
-      }).catch(() => ({ items: [], nextCursor: null })),
-    ]).then(([draftCount, inbox, sent, held, screened, unread]) => {
-      if (cancelled) return;
-      const u = unread as { items: MessageSummary[]; nextCursor: string | null };
-      setCounts({
-        inbox: inbox as number,
-        sent: sent as number,
-        held: held as number,
-        screened: screened as number,
-        drafts: draftCount as number,
-        unread: u.items.length,
-        unreadMore: u.nextCursor !== null,
-      });
-    });
-    return () => void (cancelled = true);
-  }, [lastEvent.value, session.mailboxAddress.value]);
-  return counts;
-}
-
-/** The folder list beside the messages: name, count, unread for the Inbox; Drafts after the Inbox. */
-export function FolderNav(props: { current: NavFolder; counts: FolderCounts | null }) {
-  const c = props.counts;
-  const entries: { id: NavFolder; label: string }[] = [
-    ...FOLDERS.slice(0, 1),
-    ...(features.value.drafts ? [{ id: 'drafts' as const, label: 'Drafts' }] : []),
-    ...FOLDERS.slice(1),
+export function FolderNav(props: { current: string }) {
+  const c = useFolderCounts();
+  const [inbox, sent, scheduled, ...rest] = FOLDERS.map((f) => folder(f.id, f.label));
+  const entries: Entry[] = [
+    inbox!,
+    ...(features.value.drafts ? [{ ...folder('drafts', 'Drafts'), unit: 'drafts' }] : []),
+    sent!,
+    ...(features.value.scheduled ? [scheduled!] : []),
+    ...rest,
   ];
+  const threads: Entry[] = features.value.threads
+    ? [
+        { id: 'needs_human', label: 'Needs human', href: '#/threads/needs_human', unit: 'conversations' },
+        { id: 'awaiting_reply', label: 'Awaiting reply', href: '#/threads/awaiting_reply', unit: 'conversations' },
+      ]
+    : [];
+  const link = (f: Entry) => (
+    <a key={f.id} href={f.href} aria-current={props.current === f.id ? 'page' : undefined}>
+      {f.label}
+      <span class="n" aria-label={`${c ? c[f.id] : 0} ${f.unit}`}>
+        {c ? c[f.id] : '…'}
+      </span>
+      {f.id === 'inbox' && c && c.unread > 0 && (
+        <span class="unread-n" aria-label={`${c.unread}${c.unreadMore ? ' or more' : ''} unread`}>
+          {c.unread}
+          {c.unreadMore ? '+' : ''} unread
+        </span>
+      )}
+    </a>
+  );
   return (
     <nav class="folders" aria-label="Folders">
-      {entries.map((f) => (
-        <a key={f.id} href={`#/${f.id}`} aria-current={props.current === f.id ? 'page' : undefined}>
-          {f.label}
-          <span class="n" aria-label={`${c ? c[f.id] : 0} ${f.id === 'drafts' ? 'drafts' : 'messages'}`}>
-            {c ? c[f.id] : '…'}
-          </span>
-          {f.id === 'inbox' && c && c.unread > 0 && (
-            <span class="unread-n" aria-label={`${c.unread}${c.unreadMore ? ' or more' : ''} unread`}>
-              {c.unread}
-              {c.unreadMore ? '+' : ''} unread
-            </span>
-          )}
-        </a>
-      ))}
+      {entries.map(link)}
+      {threads.length > 0 && (
+        <>
+          <span class="folders-group">Conversations</span>
+          {threads.map(link)}
+          <a href="#/threads" aria-current={props.current === 'threads' ? 'page' : undefined}>
+            All conversations
+          </a>
+        </>
+      )}
     </nav>
   );
 }

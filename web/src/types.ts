@@ -17,6 +17,10 @@ export interface MessageSummary {
   approvalStatus?: 'pending' | 'approved' | 'rejected' | 'expired' | null;
   /** The first words of the text body. */
   snippet?: string;
+  /** A scheduled send's due time (outbound); null when sent at once. */
+  sendAtTs?: number | null;
+  /** Inbound screening (docs/screening.md); `held` while it waits for a person's release. */
+  screening?: { score: number; signals: string[]; held: boolean } | null;
 }
 
 export interface Attachment {
@@ -36,6 +40,8 @@ export interface MessageDetail extends MessageSummary {
   bodyHtml: string | null;
   attachments: Attachment[];
   deliveryStatus: string | null;
+  /** Outbound: `scheduled` until it leaves, `cancelled`, `pending_approval` or `queued`. */
+  status?: 'scheduled' | 'queued' | 'cancelled' | 'pending_approval' | null;
   deliveries: { address: string; kind: string; status: string; remoteReply: string | null }[];
   rawContentPath: string | null;
   authentication?: Record<string, unknown> | null;
@@ -62,6 +68,55 @@ export interface DraftSummary {
 export interface Draft extends DraftSummary {
   bodyText: string | null;
   bodyHtml: string | null;
+}
+
+/** A thread's workflow state (docs/workflow.md, "Thread state"). */
+export type ThreadState = 'open' | 'awaiting_reply' | 'needs_human' | 'closed';
+
+export const THREAD_STATES: { id: ThreadState; label: string }[] = [
+  { id: 'open', label: 'Open' },
+  { id: 'awaiting_reply', label: 'Awaiting reply' },
+  { id: 'needs_human', label: 'Needs human' },
+  { id: 'closed', label: 'Closed' },
+];
+
+export const stateLabel = (s: ThreadState): string => THREAD_STATES.find((t) => t.id === s)?.label ?? s;
+
+/** A thread in GET /api/threads and the answer of PUT /api/threads/{threadId}/state. */
+export interface ThreadSummary {
+  threadId: string;
+  subject: string;
+  state: ThreadState;
+  awaitingReplySinceTs: number | null;
+  followUpAtTs: number | null;
+  followUpNotifiedAtTs: number | null;
+  lastMessageAtTs: number;
+  createdAtTs: number;
+}
+
+/** GET /api/threads/{threadId}: the thread's state beside its messages, oldest first. */
+export interface ThreadDetail {
+  threadId: string;
+  subject: string;
+  state: ThreadState;
+  awaitingReplySinceTs: number | null;
+  followUpAtTs: number | null;
+  messages: MessageDetail[];
+}
+
+/** A mailbox's outbound policy (GET /api/mailbox/policy; docs/api.md, "Outbound policy"). */
+export interface MailboxPolicy {
+  mailboxId: string;
+  mailboxAddress: string;
+  allowedRecipients: string[];
+  blockedRecipients: string[];
+  maxRecipientsPerMessage: number | null;
+  maxNewRecipientsPerDay: number | null;
+  externalSending: boolean;
+  approval: 'none' | 'external' | 'new-recipients' | 'all';
+  autoReplyGuard: boolean;
+  inboundScreening: { holdAtScore: number | null };
+  approverAddresses: string[];
 }
 
 export interface Page<T> {

@@ -87,6 +87,12 @@ export const MessageEntity = defineEntity({
       expression:
         'create index "message_approval_due_idx" on "message" ("created_at") where "approval_status" = \'pending\'',
     },
+    // The scheduled sends that have not left (GET /api/messages?status=scheduled; migration 20270426000000).
+    {
+      name: 'message_scheduled_idx',
+      expression:
+        'create index "message_scheduled_idx" on "message" ("mailbox_id", "created_at" desc, "id" desc) where "delivery_status" = \'scheduled\' and "deleted_at" is null',
+    },
     {
       name: 'message_inbound_from_idx',
       expression:

@@ -16,6 +16,7 @@ import { Migration20270215000000Lz4Compression } from './20270215000000-lz4-comp
 import { Migration20270301000000InboundQueue } from './20270301000000-inbound-queue.js';
 import { Migration20270416000000MessageSnippet } from './20270416000000-message-snippet.js';
 import { Migration20270425000000ApprovalLinks } from './20270425000000-approval-links.js';
+import { Migration20270426000000ScheduledList } from './20270426000000-scheduled-list.js';
 import { Migration20270410000000AttachmentContentId } from './20270410000000-attachment-content-id.js';
 import { Migration20270412000000SentRaw } from './20270412000000-sent-raw.js';
 import { Migration20270414000000MailboxExpiry } from './20270414000000-mailbox-expiry.js';
@@ -65,4 +66,5 @@ export const migrations = [
   { name: 'Migration20270416000000MessageSnippet', class: Migration20270416000000MessageSnippet },
   { name: 'Migration20270420000000Drafts', class: Migration20270420000000Drafts },
   { name: 'Migration20270425000000ApprovalLinks', class: Migration20270425000000ApprovalLinks },
+  { name: 'Migration20270426000000ScheduledList', class: Migration20270426000000ScheduledList },
 ];

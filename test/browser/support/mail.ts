@@ -6,12 +6,13 @@ export async function mailFromOutside(
   mxPort: number,
   to: string,
   subject: string,
-  body: { text?: string; html?: string },
+  body: { text?: string; html?: string; alsoTo?: string[]; cc?: string[] },
 ): Promise<void> {
   const boundary = `b${randomBytes(6).toString('hex')}`;
   const head = [
     'From: Peer <peer@sender.example>',
-    `To: ${to}`,
+    `To: ${[to, ...(body.alsoTo ?? [])].join(', ')}`,
+    ...(body.cc?.length ? [`Cc: ${body.cc.join(', ')}`] : []),
     `Subject: ${subject}`,
     `Message-ID: <${randomBytes(8).toString('hex')}@sender.example>`,
     `Date: ${new Date().toUTCString()}`,

@@ -4,7 +4,7 @@ import { mailboxParam, session } from '../session';
 import { lastEvent } from '../live';
 import { features } from '../features';
 import { when, type MessageDetail, type MessageSummary, type Page } from '../types';
-import { FolderNav, useFolderCounts } from '../folders';
+import { FolderNav } from '../folders';
 import type { AuditEntry } from './audit';
 
 /** A held message with what a person needs to decide it: the mail itself and why it was held. */
@@ -20,7 +20,6 @@ interface HeldItem {
  * wins), and a decided message leaves the queue on the live event, whoever decided it.
  */
 export function Approvals() {
-  const counts = useFolderCounts();
   const [items, setItems] = useState<HeldItem[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -67,7 +66,7 @@ export function Approvals() {
   };
   return (
     <div class="mail">
-      <FolderNav current="held" counts={counts} />
+      <FolderNav current="held" />
       <section aria-labelledby="approvals-title" class="folder">
         <h1 id="approvals-title">Held for approval</h1>
         <p class="hint">

@@ -4,22 +4,10 @@ import { mailboxParam } from '../session';
 import { go } from '../router';
 import { features } from '../features';
 import type { Attachment, Draft, MessageDetail } from '../types';
-
-const split = (text: string) =>
-  text
-    .split(/[,;\s]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-/** The original as a reply quotes it: an attribution line, then each line after `> `. */
-export function quote(m: MessageDetail): string {
-  const who = m.fromDisplayName ? `${m.fromDisplayName} <${m.fromAddress}>` : m.fromAddress;
-  const text = (m.bodyText ?? '').replace(/\s+$/, '');
-  return `On ${new Date(m.createdAtTs).toLocaleString()}, ${who} wrote:\n${text
-    .split(/\r?\n/)
-    .map((l) => (l.startsWith('>') ? `>${l}` : `> ${l}`))
-    .join('\n')}`;
-}
+import { prefill, type ComposeMode } from './compose-prefill';
+import { ComposeContext, GoesTo, split } from './compose-recipients';
+import { ComposeAttachments } from './compose-attachments';
+import { postMessage } from './compose-send';
 
 /** The console's compose form, as a draft's fields (POST /api/drafts, PATCH /api/drafts/{draftId}). */
 interface DraftFields {
@@ -29,23 +17,36 @@ interface DraftFields {
   bodyText: string;
   attachmentIds: string[];
   parentMessageId?: string;
+  replyAll?: boolean;
 }
 
+const TITLES: Record<ComposeMode, string> = {
+  new: 'New message',
+  reply: 'Reply',
+  replyAll: 'Reply all',
+  forward: 'Forward',
+};
+
 /**
- * New message, reply, or a saved draft (#/draft/{draftId}, filled from GET /api/drafts/{draftId}).
- * Attachments are uploaded first (POST /api/messages/attachments), then named by id. Save draft
- * keeps the form as a draft (created, then changed); Send of a draft saves it and sends it through
- * POST /api/drafts/{draftId}/send, which removes it once accepted. Sends carry an Idempotency-Key,
+ * New message, reply, reply all, forward, or a saved draft (#/draft/{draftId}, filled from GET
+ * /api/drafts/{draftId}). Attachments are uploaded first (POST /api/messages/attachments), then
+ * named by id. A reply goes through POST /api/messages/{id}/reply (`replyAll` for reply all: the
+ * server adds the Cc); a forward through POST /api/messages/{id}/forward, which sends the
+ * original's attachments along. To and subject are sent only when changed, so the server's own
+ * choice (the Reply-To, one `Re: `, `Fwd: `) stands otherwise. Save draft keeps the form as a draft;
+ * Send of a draft sends it through POST /api/drafts/{draftId}/send. Sends carry an Idempotency-Key,
  * so a double click or a retry sends once.
  */
-export function Compose(props: { replyTo?: string; draftId?: string }) {
+export function Compose(props: { parentId?: string; mode?: ComposeMode; draftId?: string }) {
+  const [mode, setMode] = useState<ComposeMode>(props.mode ?? 'new');
   const [parent, setParent] = useState<MessageDetail | null>(null);
   const [draftId, setDraftId] = useState<string | null>(props.draftId ?? null);
-  const [parentId, setParentId] = useState<string | null>(props.replyTo ?? null);
+  const [parentId, setParentId] = useState<string | null>(props.parentId ?? null);
   const [to, setTo] = useState('');
   const [cc, setCc] = useState('');
   const [subject, setSubject] = useState('');
   const [body, setBody] = useState('');
+  const [start, setStart] = useState({ to: '', subject: '' });
   const [files, setFiles] = useState<File[]>([]);
   const [held, setHeld] = useState<Attachment[]>([]);
   const [busy, setBusy] = useState<'send' | 'save' | 'delete' | null>(null);
@@ -53,19 +54,23 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
   const [notice, setNotice] = useState<string | null>(null);
   const [idempotencyKey] = useState(() => crypto.randomUUID());
 
+  const original = (id: string) =>
+    api<MessageDetail>('GET', `/api/messages/${encodeURIComponent(id)}`, { query: mailboxParam() });
+
   useEffect(() => {
-    if (!props.replyTo) return;
-    api<MessageDetail>('GET', `/api/messages/${encodeURIComponent(props.replyTo)}`, { query: mailboxParam() }).then(
+    if (!props.parentId || !props.mode) return;
+    original(props.parentId).then(
       (m) => {
+        const p = prefill(props.mode!, m);
         setParent(m);
-        setSubject(/^re:/i.test(m.subject) ? m.subject : `Re: ${m.subject}`);
-        // To: the sender of received mail, the recipients of one's own; the original quoted below.
-        setTo((m.direction === 'outbound' ? m.toAddresses : [m.fromAddress]).join(', '));
-        setBody(`\n\n${quote(m)}`);
+        setTo(p.to);
+        setSubject(p.subject);
+        setBody(p.body);
+        setStart({ to: p.to, subject: p.subject });
       },
       (err) => setError(errorText(err)),
     );
-  }, [props.replyTo]);
+  }, [props.parentId, props.mode]);
 
   useEffect(() => {
     if (!props.draftId) return;
@@ -78,10 +83,10 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
         setBody(d.bodyText ?? '');
         setHeld(d.attachments);
         setParentId(d.parentMessageId);
-        if (d.parentMessageId)
-          api<MessageDetail>('GET', `/api/messages/${encodeURIComponent(d.parentMessageId)}`, {
-            query: mailboxParam(),
-          }).then(setParent, () => setParent(null));
+        if (d.parentMessageId) {
+          setMode(d.replyAll ? 'replyAll' : 'reply');
+          original(d.parentMessageId).then(setParent, () => setParent(null));
+        }
       },
       (err) => setError(errorText(err)),
     );
@@ -111,7 +116,7 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
       subject,
       bodyText: body,
       attachmentIds: await uploadFiles(),
-      ...(parentId && !draftId ? { parentMessageId: parentId } : {}),
+      ...(parentId && !draftId ? { parentMessageId: parentId, replyAll: mode === 'replyAll' } : {}),
     };
     const saved = draftId
       ? await api<Draft>('PATCH', `/api/drafts/${encodeURIComponent(draftId)}`, {
@@ -137,30 +142,33 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
     }
   };
 
+  /** The form as it is posted (compose-send.ts). */
+  const post = async () =>
+    postMessage({
+      mode,
+      parentId,
+      to,
+      cc,
+      subject,
+      body,
+      start,
+      attachmentIds: await uploadFiles(),
+      idempotencyKey,
+    });
+
   const send = (e: Event) => {
     e.preventDefault();
     void run('send', async () => {
-      const headers = { 'Idempotency-Key': idempotencyKey };
       if (draftId) {
         const id = await save();
         const sent = await api<{ messageId: string }>('POST', `/api/drafts/${encodeURIComponent(id)}/send`, {
           body: mailboxParam(),
-          headers,
+          headers: { 'Idempotency-Key': idempotencyKey },
         });
         go('message', sent.messageId);
         return;
       }
-      const common = { bodyText: body, ccAddresses: split(cc), attachmentIds: await uploadFiles(), ...mailboxParam() };
-      const sent = props.replyTo
-        ? await api<{ messageId: string }>('POST', `/api/messages/${encodeURIComponent(props.replyTo)}/reply`, {
-            body: { ...common, subject, ...(to.trim() ? { toAddress: split(to) } : {}) },
-            headers,
-          })
-        : await api<{ messageId: string }>('POST', '/api/messages/send', {
-            body: { ...common, subject, toAddress: split(to) },
-            headers,
-          });
-      go('message', sent.messageId);
+      go('message', (await post()).messageId);
     });
   };
 
@@ -179,15 +187,12 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
     });
   };
 
-  const title = draftId ? 'Draft' : props.replyTo ? 'Reply' : 'New message';
+  const title = draftId ? 'Draft' : TITLES[mode];
+  const replying = mode === 'reply' || mode === 'replyAll';
   return (
     <form class="compose" onSubmit={send} aria-label={title}>
       <h1>{title}</h1>
-      {parent && (
-        <p class="hint">
-          Replying to {parent.fromAddress}: “{parent.subject}”. Write above the quoted original.
-        </p>
-      )}
+      <ComposeContext mode={mode} parent={parent} />
       {error && (
         <p class="error" role="alert">
           {error}
@@ -200,46 +205,38 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
       )}
       <label>
         To
-        <input name="to" required={!parentId} value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+        <input name="to" required={!replying} value={to} onInput={(e) => setTo(e.currentTarget.value)} />
       </label>
       <label>
         Cc
         <input name="cc" value={cc} onInput={(e) => setCc(e.currentTarget.value)} />
       </label>
+      <GoesTo mode={mode} parent={parent} to={to} cc={cc} />
       <label>
         Subject
         <input name="subject" value={subject} onInput={(e) => setSubject(e.currentTarget.value)} />
       </label>
       <label>
-        Message
-        <textarea name="body" rows={12} required value={body} onInput={(e) => setBody(e.currentTarget.value)} />
+        {mode === 'forward' ? 'Note (optional, above the original)' : 'Message'}
+        <textarea
+          name="body"
+          rows={12}
+          required={mode !== 'forward'}
+          value={body}
+          onInput={(e) => setBody(e.currentTarget.value)}
+        />
       </label>
-      {held.length > 0 && (
-        <ul class="attachments" aria-label="Attached">
-          {held.map((a) => (
-            <li key={a.attachmentId}>
-              {a.filename}{' '}
-              <button
-                type="button"
-                class="link"
-                aria-label={`Remove ${a.filename}`}
-                onClick={() => setHeld(held.filter((h) => h.attachmentId !== a.attachmentId))}
-              >
-                remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      <label>
-        Attachments
-        <input name="attachments" type="file" multiple onChange={(e) => setFiles([...(e.currentTarget.files ?? [])])} />
-      </label>
+      <ComposeAttachments
+        held={held}
+        remove={(id) => setHeld(held.filter((h) => h.attachmentId !== id))}
+        choose={setFiles}
+        label={mode === 'forward' ? 'More attachments' : 'Attachments'}
+      />
       <div class="toolbar">
         <button type="submit" disabled={busy !== null}>
           {busy === 'send' ? 'Sending…' : 'Send'}
         </button>
-        {features.value.drafts && (
+        {features.value.drafts && mode !== 'forward' && (
           <button type="button" disabled={busy !== null} onClick={saveDraft}>
             {busy === 'save' ? 'Saving…' : 'Save draft'}
           </button>
@@ -249,7 +246,7 @@ export function Compose(props: { replyTo?: string; draftId?: string }) {
             Delete draft
           </button>
         )}
-        <a href={draftId ? '#/drafts' : '#/inbox'}>Cancel</a>
+        <a href={draftId ? '#/drafts' : parentId ? `#/message/${encodeURIComponent(parentId)}` : '#/inbox'}>Cancel</a>
       </div>
     </form>
   );

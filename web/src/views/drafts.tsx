@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import { mailboxParam, session } from '../session';
 import { lastEvent } from '../live';
-import { FolderNav, useFolderCounts } from '../folders';
+import { FolderNav } from '../folders';
 import { when, type DraftSummary, type Page } from '../types';
 import { shortWhen } from './inbox';
 
@@ -14,7 +14,6 @@ const PAGE_SIZE = 50;
  * draft.deleted). Opening one opens the compose form filled with it (#/draft/{draftId}).
  */
 export function Drafts() {
-  const counts = useFolderCounts();
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const [page, setPage] = useState<Page<DraftSummary> | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -38,7 +37,7 @@ export function Drafts() {
   const items = page?.items ?? [];
   return (
     <div class="mail">
-      <FolderNav current="drafts" counts={counts} />
+      <FolderNav current="drafts" />
       <section aria-labelledby="drafts-title" class="folder">
         <div class="toolbar">
           <h1 id="drafts-title">Drafts</h1>

@@ -4,10 +4,11 @@ import { mailboxParam, session } from '../session';
 import { lastEvent } from '../live';
 import { go } from '../router';
 import { when, type MessageSummary, type Page } from '../types';
-import { FOLDERS, FolderNav, useFolderCounts, type Folder } from '../folders';
+import { FOLDERS, FolderNav, type Folder } from '../folders';
 import { TrustBadge } from './trust';
 
 const PAGE_SIZE = 50;
+const SCREENED_REFRESH_MS = 30_000;
 
 /** The search API's operators (GET /api/messages/search), shown under the box. */
 export const SEARCH_HINT =
@@ -18,9 +19,8 @@ export const SEARCH_HINT =
  * kept for Back), refreshed live when the mailbox changes; or the results of a search of the
  * whole mailbox. Keys: j/k move, Enter or o opens, x selects, c composes, / searches.
  */
-export function Inbox(props: { folder: Exclude<Folder, 'held'> }) {
+export function Inbox(props: { folder: Exclude<Folder, 'held' | 'scheduled'> }) {
   const folder = FOLDERS.find((f) => f.id === props.folder)!;
-  const counts = useFolderCounts();
   const [draft, setDraft] = useState('');
   const [q, setQ] = useState('');
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
@@ -57,6 +57,13 @@ export function Inbox(props: { folder: Exclude<Folder, 'held'> }) {
   useEffect(() => {
     if (lastEvent.value) void load();
   }, [lastEvent.value]);
+  // Held mail appends no event (no live reader is told of it, docs/screening.md): the Screened
+  // folder looks again every half minute while it is open; a release is an event and shows at once.
+  useEffect(() => {
+    if (props.folder !== 'screened' || q) return;
+    const timer = setInterval(() => void load(), SCREENED_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [props.folder, q, cursor]);
 
   const items = page?.items ?? [];
   const toggle = (id: string) => {
@@ -107,7 +114,7 @@ export function Inbox(props: { folder: Exclude<Folder, 'held'> }) {
 
   return (
     <div class="mail">
-      <FolderNav current={props.folder} counts={counts} />
+      <FolderNav current={props.folder} />
       <section aria-labelledby="inbox-title" class="folder">
         <div class="toolbar">
           <h1 id="inbox-title">{q ? 'Search results' : folder.label}</h1>

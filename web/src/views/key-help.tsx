@@ -9,6 +9,8 @@ export const KEYS: { key: string; what: string; where: string }[] = [
   { key: '/', what: 'search', where: 'folders' },
   { key: 'c', what: 'compose', where: 'folders' },
   { key: 'r', what: 'reply', where: 'a message' },
+  { key: 'a', what: 'reply all', where: 'a message' },
+  { key: 'f', what: 'forward', where: 'a message' },
   { key: 'u', what: 'back to the folder', where: 'a message' },
   { key: 'Escape', what: 'close this list', where: 'everywhere' },
 ];

@@ -11,7 +11,8 @@ export type DeliveryMode = 'poll' | 'push' | 'webhook';
 const DESCRIPTIONS: Record<EventType, string> = {
   'message.received': 'A message arrived in the mailbox (SMTP port 25, or local delivery from another mailbox).',
   'message.sent': 'The mailbox queued a message for sending (send_mail, reply_message, HTTP or SMTP submission).',
-  'message.delivery': "A recipient's delivery status of a sent message changed (delivered, deferred, failed).",
+  'message.delivery':
+    "A recipient's delivery status of a sent message changed (delivered, deferred, failed; cancelled for a scheduled send that was cancelled).",
   'message.read-state': 'Messages were marked read or unread.',
   'message.deleted': 'Messages were deleted.',
   'message.approval-required': 'An outgoing message is held for approval before it is sent.',

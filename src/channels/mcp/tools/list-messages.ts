@@ -29,6 +29,8 @@ export const listMessagesTool = defineTool({
     cursor:
       'nextCursor of the previous page, unchanged. Omit for the first page. A cursor only works with the same mailbox and direction.',
     direction: '"inbound" (received mail) or "outbound" (mail this mailbox sent). Omit for both.',
+    status:
+      '"scheduled": only the sends still waiting for their sendAt (each item carries sendAtTs; cancel_scheduled_send cancels one). Omit for all.',
   }).extend({
     ifChangedSince: z
       .string()

@@ -77,13 +77,14 @@ export async function refuseScheduled(db: Database, messageId: string, reason: s
 
 /**
  * Cancels scheduled messages (by id, or cancel-on-reply ones of a thread) that have not left:
- * they and their recipients become `cancelled`, and their jobs end. Returns the ids cancelled.
+ * they and their recipients become `cancelled`, and their jobs end. Returns the ids cancelled and
+ * their recipients (for the events that tell of it).
  */
 export async function cancelScheduled(
   trx: Sql,
   where: { messageId: string } | { threadId: string },
   at: Date,
-): Promise<string[]> {
+): Promise<{ ids: string[]; recipients: { message_id: string; address: string }[] }> {
   const match =
     'messageId' in where
       ? sql`id = ${where.messageId}`
@@ -91,13 +92,14 @@ export async function cancelScheduled(
   const { rows } = await sql<{ id: string }>`update message set delivery_status = 'cancelled'
     where ${match} and delivery_status = 'scheduled' returning id`.execute(trx);
   const ids = rows.map((r) => r.id);
-  if (ids.length === 0) return ids;
-  await sql`update message_recipient set status = 'cancelled', updated_at = ${at}
-    where message_id = any(${ids}::text[]) and status = 'scheduled'`.execute(trx);
+  if (ids.length === 0) return { ids, recipients: [] };
+  const recipients = await sql<{ message_id: string; address: string }>`update message_recipient
+    set status = 'cancelled', updated_at = ${at}
+    where message_id = any(${ids}::text[]) and status = 'scheduled' returning message_id, address`.execute(trx);
   // A job under a worker's lease is left to it: the worker finds the message cancelled and ends it.
   await sql`update outbox_job set status = 'done', last_error = 'cancelled', updated_at = ${at}
     where message_id = any(${ids}::text[]) and status = 'pending' and lease_until is null`.execute(trx);
-  return ids;
+  return { ids, recipients: recipients.rows };
 }
 
 /** A visible outbound message's delivery status, for the cancel's answer (undefined: not visible). */

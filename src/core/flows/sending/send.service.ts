@@ -7,6 +7,8 @@ import { assertRecipientCap } from '../delivery/recipient-cap.js';
 import { validationError } from '../../base/validation.js';
 import { isAddress } from '../../base/address.js';
 import type { EventBus } from '../../../storage/event-bus.js';
+import { appendEvent } from '../../state/events/event-log.js';
+import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import type { RateLimits } from '../../base/ratelimit/rate-limits.js';
 import type { Clock } from '../../base/time.js';
 import type { Logger } from '../../base/logger.js';
@@ -38,6 +40,9 @@ import { replyReferences, replySubject } from '../delivery/threading.js';
 import type { OutboundPolicy, PolicyDraft, PolicyVerdict, SendActor } from '../policy/outbound-policy.js';
 import type { AuditStore } from '../../state/audit/audit.store.js';
 import { insertApprovalNotices } from '../policy/approval-link.store.js';
+
+/** The remoteReply of a recipient whose scheduled send was cancelled (DELETE …/schedule). */
+const SCHEDULE_CANCELLED = 'scheduled send cancelled';
 
 export interface SendOptions {
   /** The client's Idempotency-Key: a retry with the same request returns the first result. */
@@ -364,12 +369,36 @@ export class SendService {
     const current = await visibleOutboundStatus(this.db, visibility, input.messageId);
     if (!current) throw notFound('Message');
     const at = this.clock.now();
-    const cancelled =
+    const { cancelled, events } =
       current.delivery_status === 'scheduled'
-        ? await this.db.writeTx((trx) => cancelScheduled(trx, { messageId: input.messageId }, at))
-        : [];
-    if (cancelled.length > 0) {
+        ? await this.db.writeTx(async (trx) => {
+            const { ids, recipients } = await cancelScheduled(trx, { messageId: input.messageId }, at);
+            // Told like any outcome of a recipient (message.delivery, `cancelled`), so live
+            // readers, webhooks and the change marks of lists and the detail follow the cancel.
+            const appended: MailboxEvent[] = [];
+            for (const r of recipients)
+              appended.push(
+                await appendEvent(
+                  trx,
+                  current.mailbox_id,
+                  'message.delivery',
+                  {
+                    messageId: input.messageId,
+                    recipient: r.address,
+                    recipientStatus: 'cancelled',
+                    deliveryStatus: 'cancelled',
+                    remoteReply: SCHEDULE_CANCELLED,
+                    deliveredAtTs: null,
+                  },
+                  at,
+                ),
+              );
+            return { cancelled: ids.length > 0, events: appended };
+          })
+        : { cancelled: false, events: [] };
+    if (cancelled) {
       this.log.info('message.schedule_cancelled', { messageId: input.messageId });
+      await this.bus.publish(events).catch((err) => this.log.warn('events.publish_failed', { err }));
       return { messageId: input.messageId, status: 'cancelled', cancelled: true };
     }
     // Not cancelled by this call: cancelled before (idempotent), or it left meanwhile.

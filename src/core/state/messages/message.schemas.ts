@@ -23,6 +23,8 @@ export const listMessagesInputSchema = z.object({
   approval: z.enum(['pending']).optional(),
   /** `held`: only inbound mail held by screening (docs/screening.md); a reviewer's list. */
   screening: z.enum(['held']).optional(),
+  /** `scheduled`: only outbound messages waiting for their sendAt (docs/workflow.md, "Scheduled sends"). */
+  status: z.enum(['scheduled']).optional(),
 });
 export type ListMessagesInput = z.infer<typeof listMessagesInputSchema>;
 
@@ -79,6 +81,8 @@ export const messageSummarySchema = z.object({
   screening: screeningViewSchema.nullable(),
   /** The first words of the text body (no quoted lines, no signature), at most 140 characters; '' without one. */
   snippet: z.string(),
+  /** A scheduled send's due time (outbound only); null when it was sent at once, and for inbound mail. */
+  sendAtTs: ts.nullable(),
 });
 export type MessageSummary = z.infer<typeof messageSummarySchema>;
 
@@ -148,8 +152,6 @@ export const messageDetailSchema = messageSummarySchema.extend({
    * tells the rest); `cancelled` never leaves; `pending_approval` while held for approval.
    */
   status: z.enum(SEND_STATUSES).nullable(),
-  /** A scheduled send's due time; null when it was sent at once (and for inbound). */
-  sendAtTs: ts.nullable(),
   /** Outbound only, one per recipient (To, Cc, Bcc); empty for inbound. */
   deliveries: z.array(deliveryViewSchema),
   /** RFC 8601 result words of the checks made on arrival (port 25); null for internal mail. */

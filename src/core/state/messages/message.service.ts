@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ms, type Database, type Sql } from '../../../storage/database.js';
-import { notFound } from '../../base/errors.js';
+import { AppError, notFound } from '../../base/errors.js';
 import type { Principal } from '../../access/principal.js';
 import { requireScope, resolveMailbox } from '../../access/access.js';
 import type { Scope } from '../../access/scopes.js';
@@ -20,11 +20,12 @@ import {
   pageQuery,
   pendingApprovalCount,
   recipientsOf,
+  scheduledCount,
   threadMessages,
   totalOf,
   type DetailRow,
-  type HeldFilter,
   type LockedRow,
+  type PageFilter,
   type PageRow,
   type SummaryRow,
 } from './message.store.js';
@@ -53,6 +54,20 @@ import type {
   ThreadRefInput,
   ThreadView,
 } from './message.schemas.js';
+
+/**
+ * The one filter of a list besides direction. `status` is a list of its own: combined with
+ * `approval` or `screening` it is a 400 rather than a guess at which was meant. (`approval` with
+ * `screening` lists the pending approvals, as before `status` existed.)
+ */
+function pageFilterOf(input: ListMessagesInput): PageFilter {
+  if (input.status === 'scheduled') {
+    if (input.approval || input.screening)
+      throw new AppError('VALIDATION_FAILED', 'status: cannot be combined with approval or screening');
+    return 'scheduled';
+  }
+  return input.approval === 'pending' ? 'pending' : input.screening === 'held' ? 'held' : 'none';
+}
 
 /** A keyset position: created_at in Unix ms and the id that breaks ties. */
 const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
@@ -107,21 +122,24 @@ export class MessageService {
     request: string,
   ): Promise<Marked<Page<MessageSummary>>> {
     requireScope(principal, 'MailboxRead');
+    const filter = pageFilterOf(input);
     // The held list is a reviewer's: only a caller that may release held mail sees it.
-    const heldOnly = input.screening === 'held';
-    if (heldOnly) requireScope(principal, 'MailboxApprove');
-    const held: HeldFilter = heldOnly ? 'only' : 'hide';
+    if (input.screening === 'held') requireScope(principal, 'MailboxApprove');
     const mailbox = await resolveMailbox(this.db, principal, input.mailboxAddress);
     // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
-    const pending = input.approval === 'pending';
-    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}${pending ? ':pending' : ''}${heldOnly ? ':held' : ''}`;
+    const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}${filter === 'none' ? '' : `:${filter}`}`;
     const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
-    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1, pending, held));
-    const totalCount = heldOnly
-      ? await heldCount(this.db.db, mailbox.id)
-      : pending
-        ? await pendingApprovalCount(this.db.db, mailbox.id)
-        : totalOf(pageRows[0], input.direction);
+    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1, filter));
+    const totalCount =
+      filter === 'held'
+        ? await heldCount(this.db.db, mailbox.id)
+        : filter === 'pending'
+          ? await pendingApprovalCount(this.db.db, mailbox.id)
+          : filter === 'scheduled'
+            ? input.direction === 'inbound'
+              ? 0
+              : await scheduledCount(this.db.db, mailbox.id)
+            : totalOf(pageRows[0], input.direction);
     const rows = pageRows.filter((r): r is PageRow & SummaryRow => r.id !== null);
     const page = rows.slice(0, input.limit);
     const last = page[page.length - 1];

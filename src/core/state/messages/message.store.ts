@@ -23,6 +23,7 @@ export type SummaryRow = Narrow<
     | 'received_at'
     | 'sent_at'
     | 'approval_status'
+    | 'send_at'
   >,
   { direction: Direction }
 > & {
@@ -59,7 +60,6 @@ export type DetailRow = SummaryRow &
     | 'raw_blob_key'
     | 'in_reply_to_message_id'
     | 'delivery_status'
-    | 'send_at'
     | 'deleted_at'
     /** jsonb: an object on pg, text-parsed by the view where a driver returns a string. */
     | 'extracted'
@@ -110,7 +110,7 @@ export const SCREENING_COLUMNS = sql`m.screening, m.screening_held`;
 /** Every read of a summary selects these (origin and authenticated come from TRUST_COLUMNS). */
 export const SUMMARY_COLUMNS = sql`m.id, m.mailbox_id, m.thread_id, m.direction, m.subject, m.from_address, m.from_display_name,
   m.to_addresses, m.attachment_count, m.is_read, m.read_at, m.created_at, m.received_at, m.sent_at, ${TRUST_COLUMNS},
-  m.approval_status, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMNS}`;
+  m.approval_status, m.send_at, ${SCREENING_COLUMNS}, ${SNIPPET_COLUMNS}`;
 
 /** Which inbound mail a read shows: what agents read (held mail left out), or only the held mail. */
 export type HeldFilter = 'hide' | 'only';
@@ -118,7 +118,7 @@ export const heldPredicate = (f: HeldFilter) => (f === 'only' ? sql`m.screening_
 // raw_blob_key here is the source the raw route serves: an outbound message's as it left when the
 // delivery worker stored one, else what was received or submitted over 587.
 const DETAIL_COLUMNS = sql`${SUMMARY_COLUMNS}, mb.address as owner_address, m.cc_addresses, m.bcc_addresses, m.body_text,
-  m.body_html, m.body_format, coalesce(m.sent_raw_blob_key, m.raw_blob_key) as raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.send_at, m.deleted_at, m.extracted,
+  m.body_html, m.body_format, coalesce(m.sent_raw_blob_key, m.raw_blob_key) as raw_blob_key, m.in_reply_to_message_id, m.delivery_status, m.deleted_at, m.extracted,
   m.auth_results #>> '{spf,result}' as auth_spf,
   (select array_agg(d ->> 'result') from jsonb_array_elements(m.auth_results -> 'dkim') d) as auth_dkim`;
 
@@ -147,32 +147,42 @@ export type PageRow = { [K in keyof SummaryRow]: SummaryRow[K] | null } & Row<
 > & { held_count: number | string };
 
 /**
+ * What a page lists besides direction: every live message, those awaiting approval
+ * (`approval=pending`), inbound mail held by screening (`screening=held`), or outbound mail
+ * waiting for its sendAt (`status=scheduled`).
+ */
+export type PageFilter = 'none' | 'pending' | 'held' | 'scheduled';
+
+/**
  * One keyset page, newest first, the mailbox counters for totalCount and its change sequence, in
  * one round trip.
  * The inner predicates match the partial indexes message_list_idx / message_list_dir_idx exactly
- * (mailbox [, direction], created_at desc, id desc where not deleted and not held; `held: 'only'`
- * reads message_held_idx, and outbound mail is never held), and the row comparison is
- * an index condition, so a page is one index range scan whatever the mailbox size. An empty page
- * still yields one row (the counters, summary columns null).
+ * (mailbox [, direction], created_at desc, id desc where not deleted and not held); `held` reads
+ * message_held_idx, `pending` message_approval_idx and `scheduled` message_scheduled_idx (outbound
+ * mail is never held, so those two need no held predicate), and the row comparison is an index
+ * condition, so a page is one index range scan whatever the mailbox size. An empty page still
+ * yields one row (the counters, summary columns null).
  */
 export function pageQuery(
   mailboxId: string,
   direction: Direction | undefined,
   after: PagePosition | null,
   limit: number,
-  pendingOnly = false,
-  held: HeldFilter = 'hide',
+  filter: PageFilter = 'none',
 ) {
-  // pendingOnly matches message_approval_idx (mailbox, created_at desc, id desc where pending),
-  // held 'only' message_held_idx; held_count (the same index) takes held mail out of totalCount.
+  const only =
+    filter === 'pending'
+      ? sql`and m.approval_status = 'pending'`
+      : filter === 'scheduled'
+        ? sql`and m.delivery_status = 'scheduled'`
+        : sql`and ${heldPredicate(filter === 'held' ? 'only' : 'hide')}`;
+  // held_count (message_held_idx) takes held mail out of totalCount.
   return sql<PageRow>`select mb.inbound_count, mb.outbound_count, mb.event_seq,
       (select count(*) from message h where h.mailbox_id = mb.id and h.screening_held and h.deleted_at is null) as held_count,
       p.* from mailbox mb left join lateral (
       select ${SUMMARY_COLUMNS} from message m
-      where m.mailbox_id = mb.id and m.deleted_at is null
-        ${pendingOnly ? sql`` : sql`and ${heldPredicate(held)}`}
+      where m.mailbox_id = mb.id and m.deleted_at is null ${only}
         ${direction ? sql`and m.direction = ${direction}` : sql``}
-        ${pendingOnly ? sql`and m.approval_status = 'pending'` : sql``}
         ${after ? sql`and (m.created_at, m.id) < (${new Date(after.t)}::timestamptz, ${after.i}::varchar)` : sql``}
       order by m.created_at desc, m.id desc
       limit ${limit}) p on true
@@ -184,6 +194,15 @@ export async function pendingApprovalCount(db: Sql, mailboxId: string): Promise<
   const row = (
     await sql<{ n: number }>`select count(*)::int as n from message
     where mailbox_id = ${mailboxId} and approval_status = 'pending' and deleted_at is null`.execute(db)
+  ).rows[0];
+  return row?.n ?? 0;
+}
+
+/** How many scheduled sends of a mailbox have not left (totalCount of `status=scheduled`; message_scheduled_idx). */
+export async function scheduledCount(db: Sql, mailboxId: string): Promise<number> {
+  const row = (
+    await sql<{ n: number }>`select count(*)::int as n from message
+    where mailbox_id = ${mailboxId} and delivery_status = 'scheduled' and deleted_at is null`.execute(db)
   ).rows[0];
   return row?.n ?? 0;
 }

@@ -39,6 +39,7 @@ export function toSummary(r: SummaryRow, mailboxAddress: string): MessageSummary
     screening: toScreeningView(r.screening, r.screening_held),
     // Stored at write; a row written before the column has it computed from its body's start.
     snippet: r.snippet ?? snippetOf(r.snippet_text),
+    sendAtTs: r.direction === 'outbound' && r.send_at ? ms(r.send_at) : null,
   };
 }
 
@@ -91,7 +92,6 @@ export function toDetail(
     attachments: attachments.map(toAttachment),
     deliveryStatus: outbound ? ((r.delivery_status ?? 'queued') as MessageDetail['deliveryStatus']) : null,
     status: outbound ? sendStatusOf(r.delivery_status) : null,
-    sendAtTs: outbound && r.send_at ? ms(r.send_at) : null,
     deliveries: outbound ? recipients.map(toDelivery) : [],
     authentication: r.is_external
       ? {
