@@ -1,19 +1,14 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { hasChromium, launchChromium, type Browser } from './support/chromium.js';
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { mailFromOutside } from './support/mail.js';
+import { shot } from './support/screenshots.js';
 
 // The issue's "done": sign in with the quick-start password, watch a mail arrive, answer it, manage
 // tokens; with the domain token, the domain's mailboxes. SCREENSHOTS=1 refreshes docs/screenshots/.
-const SHOTS = process.env.SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/screenshots') : null;
-const shot = async (page: Page, name: string) => {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-};
 
 let server: ConsoleServer;
 let browser: Browser;

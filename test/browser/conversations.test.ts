@@ -4,6 +4,7 @@ import { hasChromium, launchChromium, type Browser } from './support/chromium.js
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { mailFromOutside } from './support/mail.js';
 import { agentToken, apiCall, upload, type Doc } from './support/api.js';
+import { shot } from './support/screenshots.js';
 
 // docs/console.md, "Reply all and Forward" and "Conversations": a person answers everyone on a
 // mail, forwards one with its attachments, reads the conversation with its workflow state, sets
@@ -145,6 +146,7 @@ describe.skipIf(!hasChromium)('reply all, forward and conversations in Chromium'
     await form.getByRole('button', { name: 'Save state' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved: Needs human' }).waitFor();
     await expect.poll(() => page.locator('.headers').textContent()).toMatch(/State\s*Needs human/);
+    await shot(page, 'conversation');
     const threadId = decodeURIComponent(page.url().split('/').pop()!);
     const [listed] = (await call('GET', '/api/threads?state=needs_human')).items;
     expect(listed).toMatchObject({ threadId, state: 'needs_human', followUpAtTs });

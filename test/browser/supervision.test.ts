@@ -4,6 +4,7 @@ import { hasChromium, launchChromium, type Browser } from './support/chromium.js
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { mailFromOutside } from './support/mail.js';
 import { agentToken, apiCall, type Doc } from './support/api.js';
+import { shot } from './support/screenshots.js';
 
 // docs/console.md, "Scheduled", "Screened: release" and "Policy": a supervisor signed in with the
 // domain token opens the agent's mailbox, cancels a scheduled send, releases mail the screening
@@ -79,6 +80,7 @@ describe.skipIf(!hasChromium)('a supervisor in Chromium: scheduled sends, screen
     });
     await page.locator('tr', { hasText: 'Weekly report' }).waitFor({ timeout: 15_000 });
     await expect.poll(() => folderLink('Scheduled').textContent()).toMatch(/Scheduled\s*2/);
+    await shot(page, 'scheduled');
     page.once('dialog', (d) => void d.accept());
     await row.getByRole('button', { name: 'Cancel send' }).click();
     await page.getByRole('status').filter({ hasText: 'will not be sent' }).waitFor();
@@ -181,6 +183,7 @@ describe.skipIf(!hasChromium)('a supervisor in Chromium: scheduled sends, screen
     await page.getByRole('button', { name: 'Remove boss@sender.example' }).waitFor({ state: 'detached' });
     policy = await apiCall(server, agent, 'GET', '/api/mailbox/policy');
     expect(policy.approverAddresses).toEqual(['second@sender.example']);
+    await shot(page, 'policy');
     // The Held folder names the approvers.
     await page.goto(`${server.url}/#/held`);
     await page.getByText(/also mailed to second@sender.example/).waitFor();

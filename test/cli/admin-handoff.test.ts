@@ -17,6 +17,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const served = mkdtempSync(path.join(tmpdir(), 'mbx-handoff-'));
 const alone = mkdtempSync(path.join(tmpdir(), 'mbx-handoff-alone-'));
 const socket = path.join(served, 'admin.sock');
+// No quick-start resources (make exports MAILBOX_RESOURCES_DIR=./resources): the server holds only
+// what the commands here create, and the in-process runs see the same.
+const NO_RESOURCES = { MAILBOX_RESOURCES_DIR: '' };
 let serve: ServeProcess;
 
 interface Run {
@@ -29,7 +32,7 @@ function mailbox(dataDir: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: ROOT,
-      env: { ...process.env, MAILBOX_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      env: { ...process.env, MAILBOX_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', ...NO_RESOURCES },
     });
     let stdout = '';
     let stderr = '';
@@ -79,7 +82,7 @@ function exchange(bytes: string): Promise<{ exitCode: number; output?: unknown; 
 
 beforeAll(async () => {
   if (ENGINE !== 'pglite') return;
-  serve = await serveProcess({ MAILBOX_DATA_DIR: served, DATABASE_URL: '' }, 'api');
+  serve = await serveProcess({ MAILBOX_DATA_DIR: served, DATABASE_URL: '', ...NO_RESOURCES }, 'api');
   await serve.start();
 }, 120_000);
 afterAll(async () => {
@@ -234,7 +237,7 @@ describe.runIf(ENGINE === 'pglite')('admin commands while `serve` holds the embe
 describe.runIf(ENGINE === 'pglite')('a killed server', () => {
   it('leaves a stale socket that does not block the next start', { timeout: 300_000 }, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mbx-handoff-kill-'));
-    const server = await serveProcess({ MAILBOX_DATA_DIR: dir, DATABASE_URL: '' }, 'api');
+    const server = await serveProcess({ MAILBOX_DATA_DIR: dir, DATABASE_URL: '', ...NO_RESOURCES }, 'api');
     try {
       await server.start();
       await server.kill();
