@@ -118,7 +118,8 @@ describe.skipIf(!hasChromium)('reply all, forward and conversations in Chromium'
   it('the conversation view: messages in order with sender, time and snippet; its state and follow-up', async () => {
     await page.goto(`${server.url}/#/inbox`);
     await page.getByRole('link', { name: 'Project kickoff' }).click();
-    await page.getByRole('link', { name: 'Conversation' }).click();
+    // Exact: the folder list's "… conversations" links would match the word too.
+    await page.getByRole('link', { name: 'Conversation', exact: true }).click();
     await page.getByRole('heading', { name: 'Project kickoff' }).waitFor();
     const items = page.getByRole('list', { name: 'Messages' }).locator('li.thread-item');
     await expect.poll(() => items.count()).toBe(2);
@@ -161,6 +162,7 @@ describe.skipIf(!hasChromium)('reply all, forward and conversations in Chromium'
   });
 
   it('lists conversations by state from the folder list, live, with counts', async () => {
+    await page.goto(`${server.url}/#/inbox`);
     await folders()
       .getByRole('link', { name: /^Needs human/ })
       .click();
