@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { hasChromium, launchChromium, type Browser } from './support/chromium.js';
+import { hasChromium, launchChromium, watchedPage, type Browser } from './support/chromium.js';
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { mailFromOutside } from './support/mail.js';
 import { agentToken, apiCall, upload, type Doc } from './support/api.js';
@@ -24,13 +24,7 @@ describe.skipIf(!hasChromium)('reply all, forward and conversations in Chromium'
   beforeAll(async () => {
     server = await startConsoleServer();
     browser = await launchChromium();
-    page = await browser.context.newPage();
-    // A wait that fails says which, before the test's own timeout.
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !/status of 40[134]/.test(m.text())) problems.push(`console: ${m.text()}`);
-    });
+    page = await watchedPage(browser, problems);
     token = await agentToken(server);
   });
   afterAll(async () => {

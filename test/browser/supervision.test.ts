@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { hasChromium, launchChromium, type Browser } from './support/chromium.js';
+import { hasChromium, launchChromium, watchedPage, type Browser } from './support/chromium.js';
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { mailFromOutside } from './support/mail.js';
 import { agentToken, apiCall, type Doc } from './support/api.js';
@@ -29,14 +29,8 @@ describe.skipIf(!hasChromium)('a supervisor in Chromium: scheduled sends, screen
   beforeAll(async () => {
     server = await startConsoleServer();
     browser = await launchChromium();
-    page = await browser.context.newPage();
-    // A wait that fails says which, before the test's own timeout.
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      // 400: the policy's refusals are part of the test; the page shows them.
-      if (m.type() === 'error' && !/status of 40[0134]/.test(m.text())) problems.push(`console: ${m.text()}`);
-    });
+    // 400: the policy's refusals are part of the test; the page shows them.
+    page = await watchedPage(browser, problems, /status of 40[0134]/);
     agent = await agentToken(server);
     domain = server.domainToken();
     const boxes = await apiCall(server, domain, 'GET', '/api/domain/mailboxes?limit=100');

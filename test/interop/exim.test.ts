@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import nodemailer from 'nodemailer';
 import { authenticate } from 'mailauth';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
+import { sendBody, waitFor } from '../delivery/helpers.js';
 import { startSink } from '../transport/smtp-sink.js';
+import { bodyOf, message, storedMail, viaSender as viaMta } from './peer-mail.js';
 import { selfSignedCertificate } from '../../src/channels/smtp/self-signed-cert.js';
 import { eximUnavailable, startExim, type PrivateExim } from './exim.js';
 
@@ -28,7 +29,9 @@ let alice: Box;
 let jorg: Box;
 let carol: Box;
 let full: Box;
-const q = rowsOf(() => server);
+const { q, inboundWith, rawOf } = storedMail(() => server);
+const viaSender = (envelope: { from: string; to: string[] }, raw: Buffer | string) =>
+  viaMta(sender.port, envelope, raw);
 
 /** Port 25's SIZE; the large messages are sized around it. */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -88,52 +91,11 @@ afterAll(async () => {
   await sink?.close();
 });
 
-/** Hands a message to the sending Exim over SMTP, as a remote user's MUA would. */
-async function viaSender(envelope: { from: string; to: string[] }, raw: Buffer | string): Promise<void> {
-  const t = nodemailer.createTransport({ host: '127.0.0.1', port: sender.port, secure: false, ignoreTLS: true });
-  try {
-    await t.sendMail({ envelope, raw });
-  } finally {
-    t.close();
-  }
-}
-
-const inboundWith = async (mailboxId: string, subject: string) =>
-  waitFor(
-    async () =>
-      (
-        await q`select id from message where mailbox_id = ${mailboxId} and direction = 'inbound' and subject = ${subject}`
-      )[0]?.id as string | undefined,
-    30_000,
-    `${subject} stored`,
-  );
 const copies = async (mailboxId: string, subject: string) =>
   Number(
     (
       await q`select count(*) as n from message where mailbox_id = ${mailboxId} and direction = 'inbound' and subject = ${subject}`
     )[0].n,
-  );
-
-const rawOf = async (token: string, id: string): Promise<Buffer> => {
-  const res = await fetch(`${server.url}/api/messages/${id}/raw`, { headers: { authorization: `Bearer ${token}` } });
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
-};
-const bodyOf = (raw: Buffer) => raw.subarray(raw.indexOf('\r\n\r\n') + 4);
-
-const message = (o: { from: string; to: string; subject: string; body: string; headers?: string[] }) =>
-  Buffer.from(
-    [
-      `From: ${o.from}`,
-      `To: ${o.to}`,
-      `Subject: ${o.subject}`,
-      'Date: Tue, 01 Dec 2026 10:00:00 +0000',
-      `Message-ID: <${Math.random().toString(36).slice(2)}@sender.example>`,
-      'MIME-Version: 1.0',
-      ...(o.headers ?? ['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 8bit']),
-      '',
-      o.body,
-    ].join('\r\n'),
   );
 
 /** A message with one base64 attachment of `bytes` bytes. */

@@ -3,6 +3,7 @@ import nodemailer from 'nodemailer';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
 import { startSink } from '../transport/smtp-sink.js';
+import { bodyOf, message, storedMail, viaSender as viaMta } from './peer-mail.js';
 import { postfixUnavailable, startPostfix, type PrivatePostfix } from './postfix.js';
 
 // Interop with a real MTA (docs/wire.md): a private Postfix 3 sends the world's mail to port 25,
@@ -23,7 +24,9 @@ let x: { domainId: string; name: string; token: string };
 let alice: { mailboxId: string; address: string; token: string };
 let jorg: { mailboxId: string; address: string; token: string };
 let oldAlice: { mailboxId: string; address: string; token: string };
-const q = rowsOf(() => server);
+const { q, inboundWith, rawOf } = storedMail(() => server);
+const viaSender = (envelope: { from: string; to: string[] }, raw: Buffer | string) =>
+  viaMta(sender.port, envelope, raw);
 
 const FAST = { WORKER_POLL_INTERVAL: '100ms', INBOUND_QUEUE_POLL_INTERVAL: '50ms', DELIVERY_RETRY_BASE: '200ms' };
 const serve = (relayPort: number) =>
@@ -64,48 +67,6 @@ afterAll(async () => {
   await oldServer?.close();
   await sink?.close();
 });
-
-/** Hands a message to the sending Postfix over SMTP, as a remote user's MTA would get it. */
-async function viaSender(envelope: { from: string; to: string[] }, raw: Buffer | string): Promise<void> {
-  const t = nodemailer.createTransport({ host: '127.0.0.1', port: sender.port, secure: false, ignoreTLS: true });
-  try {
-    await t.sendMail({ envelope, raw });
-  } finally {
-    t.close();
-  }
-}
-
-const inboundWith = async (mailboxId: string, subject: string) =>
-  waitFor(
-    async () =>
-      (
-        await q`select id from message where mailbox_id = ${mailboxId} and direction = 'inbound' and subject = ${subject}`
-      )[0]?.id as string | undefined,
-    30_000,
-    `${subject} stored`,
-  );
-
-const rawOf = async (token: string, id: string): Promise<Buffer> => {
-  const res = await fetch(`${server.url}/api/messages/${id}/raw`, { headers: { authorization: `Bearer ${token}` } });
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
-};
-const bodyOf = (raw: Buffer) => raw.subarray(raw.indexOf('\r\n\r\n') + 4);
-
-const message = (o: { from: string; to: string; subject: string; body: string; headers?: string[] }) =>
-  Buffer.from(
-    [
-      `From: ${o.from}`,
-      `To: ${o.to}`,
-      `Subject: ${o.subject}`,
-      'Date: Tue, 01 Dec 2026 10:00:00 +0000',
-      `Message-ID: <${Math.random().toString(36).slice(2)}@sender.example>`,
-      'MIME-Version: 1.0',
-      ...(o.headers ?? ['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 8bit']),
-      '',
-      o.body,
-    ].join('\r\n'),
-  );
 
 describe.skipIf(skip)('Postfix sending to port 25', () => {
   it('delivers 8-bit mail over STARTTLS with PIPELINING, stored byte for byte', async () => {

@@ -37,3 +37,18 @@ export async function launchChromium(): Promise<Browser> {
     },
   };
 }
+
+/**
+ * A page of `browser` that records every script error and console error into `problems`, except
+ * failed requests whose status matches `expected` (refusals the test provokes); waits fail after
+ * 20 s, saying which, before the test's own timeout.
+ */
+export async function watchedPage(browser: Browser, problems: string[], expected = /status of 40[134]/) {
+  const page = await browser.context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !expected.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  return page;
+}

@@ -1,8 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorText } from '../api';
-import { mailboxParam, session } from '../session';
-import { lastEvent } from '../live';
+import { api } from '../api';
+import { mailboxParam } from '../session';
 import { FolderNav } from '../folders';
+import { usePaged } from '../paging';
 import { when, type DraftSummary, type Page } from '../types';
 import { shortWhen } from './inbox';
 
@@ -14,25 +13,11 @@ const PAGE_SIZE = 50;
  * draft.deleted). Opening one opens the compose form filled with it (#/draft/{draftId}).
  */
 export function Drafts() {
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const [page, setPage] = useState<Page<DraftSummary> | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const cursor = cursors[cursors.length - 1];
-
-  const load = async () => {
-    try {
-      setPage(
-        await api<Page<DraftSummary>>('GET', '/api/drafts', { query: { limit: PAGE_SIZE, cursor, ...mailboxParam() } }),
-      );
-      setError(null);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
-  useEffect(() => void load(), [cursor, session.mailboxAddress.value]);
-  useEffect(() => {
-    if (lastEvent.value) void load();
-  }, [lastEvent.value]);
+  const { page, error, pager } = usePaged(
+    (cursor) =>
+      api<Page<DraftSummary>>('GET', '/api/drafts', { query: { limit: PAGE_SIZE, cursor, ...mailboxParam() } }),
+    'drafts',
+  );
 
   const items = page?.items ?? [];
   return (
@@ -84,18 +69,7 @@ export function Drafts() {
             )}
           </tbody>
         </table>
-        <div class="pager">
-          <button disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            ← Newer
-          </button>
-          <span>page {cursors.length}</span>
-          <button
-            disabled={!page?.nextCursor}
-            onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}
-          >
-            Older →
-          </button>
-        </div>
+        {pager}
       </section>
     </div>
   );
