@@ -220,6 +220,8 @@ export const configSchema = z.object({
   WORKER_POLL_INTERVAL: durationMs.default(1000),
   /** Lease a worker holds on a claimed job before another worker may take it. */
   WORKER_LEASE: durationMs.default(60_000),
+  /** Outbox jobs one worker process runs side by side, each its own claim (SKIP LOCKED). */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Delay after a failed delivery attempt; doubles with each further attempt (half fixed, half random). */
   DELIVERY_RETRY_BASE: durationMs.refine((ms) => ms > 0, 'must be above 0').default(60_000),
   /** Ceiling of one delivery retry delay. */

@@ -193,6 +193,7 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
     const worker = new OutboxWorker(services, {
       pollIntervalMs: config.WORKER_POLL_INTERVAL,
       leaseMs: config.WORKER_LEASE,
+      concurrency: config.WORKER_CONCURRENCY,
       workerId: `${hostname()}:${process.pid}`,
       retry: { baseMs: config.DELIVERY_RETRY_BASE, maxMs: config.DELIVERY_RETRY_MAX },
     });

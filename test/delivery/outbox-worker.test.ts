@@ -19,8 +19,13 @@ afterAll(async () => {
 });
 const q = rowsOf(() => server);
 
-const worker = (workerId: string, extra: { leaseMs?: number } = {}) =>
-  new OutboxWorker(server.runtime.services, { pollIntervalMs: 20, leaseMs: extra.leaseMs ?? 30_000, workerId });
+const worker = (workerId: string, extra: { leaseMs?: number; concurrency?: number } = {}) =>
+  new OutboxWorker(server.runtime.services, {
+    pollIntervalMs: 20,
+    leaseMs: extra.leaseMs ?? 30_000,
+    workerId,
+    concurrency: extra.concurrency,
+  });
 
 async function pendingJobsDrained(): Promise<void> {
   await waitFor(
@@ -58,7 +63,8 @@ describe('OutboxWorker', () => {
 
   it('delivers opposite directions concurrently without deadlocks (every job succeeds on its first attempt)', async () => {
     const { a, b } = await twoMailboxes(server);
-    const workers = [worker('x1'), worker('x2')];
+    // Four jobs in flight per worker: all eight at once, half of them locking the mailboxes the other way.
+    const workers = [worker('x1', { concurrency: 4 }), worker('x2', { concurrency: 4 })];
     workers.forEach((w) => w.start());
     try {
       const sends = await Promise.all(

@@ -184,11 +184,12 @@ const bombs: Bomb[] = [
       '\r\nx\r\n--w--\r\n',
     ],
   },
-  ...[10, 300].map((parts): Bomb => ({
-    // 96 KB of encoded words per part header (under the 100 KiB per-node cap): 10 parts stay under
-    // the 1 MiB cap on all MIME headers together and are parsed; 300 parts (29 MB) are refused.
+  ...[5, 10, 300].map((parts): Bomb => ({
+    // 96 KB of encoded words per part header (under the 100 KiB per-node cap): 5 parts stay under
+    // the 512 KiB cap on all MIME headers together and are parsed; 10 parts (0.9 MB) and 300 parts
+    // (29 MB) are refused.
     name: `encoded-word filenames at the part-header cap in ${parts} parts`,
-    reply: parts === 10 ? /^250 / : /^554 5\.6\.0 /,
+    reply: parts === 5 ? /^250 / : /^554 5\.6\.0 /,
     headers: () => multipart('e'),
     body: function* () {
       for (let p = 0; p < parts; p++) {

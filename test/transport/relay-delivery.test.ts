@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authenticate } from 'mailauth';
 import type { TestServer } from '../support/harness.js';
-import { rowsOf, sendBody } from '../delivery/helpers.js';
+import { rowsOf, sendBody, waitFor } from '../delivery/helpers.js';
 import { submitter } from '../smtp/world.js';
 import { startDnsStub } from './dns-stub.js';
 import { startSink } from './smtp-sink.js';
-import { recipientsOfMessage, runWorkerUntil } from './world.js';
+import { fastWorker, recipientsOfMessage, runWorkerUntil } from './world.js';
 
 let server: TestServer;
 let sink: Awaited<ReturnType<typeof startSink>>;
@@ -216,5 +216,34 @@ describe('external delivery through SMTP_RELAY_URL', () => {
     const bounces =
       await q`select id from message where mailbox_id = ${alice.mailboxId} and in_reply_to_message_id = ${id}`;
     expect(bounces).toHaveLength(1);
+  });
+
+  it('runs its concurrency of jobs side by side: a slow relay holds four at once, each message sent once', async () => {
+    sink.script({ dataDelayMs: 300 });
+    sink.resetPeak();
+    const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => send([`slow${i}@remote.example`])));
+    const worker = fastWorker(server, 'concurrent-worker', 30_000, 4);
+    worker.start();
+    try {
+      for (const id of ids) await waitFor(async () => (await statusOf(id)) === 'delivered', 20_000, `${id} delivered`);
+    } finally {
+      await worker.stop();
+    }
+    expect(sink.peakInData()).toBe(4);
+    for (let i = 0; i < 8; i++) expect(sink.copiesFor(`slow${i}@remote.example`)).toBe(1);
+  });
+
+  it('stop() waits for every job in flight: none is left leased, each recorded once', async () => {
+    sink.script({ dataDelayMs: 400 });
+    sink.resetPeak();
+    const ids = await Promise.all(Array.from({ length: 4 }, (_, i) => send([`held${i}@remote.example`])));
+    const worker = fastWorker(server, 'stopping-worker', 30_000, 4);
+    worker.start();
+    await waitFor(async () => sink.peakInData() === 4, 10_000, 'four in DATA');
+    await worker.stop();
+    const jobs = await q`select status, lease_until from outbox_job where message_id = any(${ids}::text[])`;
+    expect(jobs).toHaveLength(4);
+    expect(jobs.every((j) => j.status === 'done' && j.lease_until === null)).toBe(true);
+    for (const id of ids) expect(await statusOf(id)).toBe('delivered');
   });
 });

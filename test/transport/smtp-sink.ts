@@ -16,6 +16,8 @@ export interface SinkScript {
   data?: string;
   /** Drop the connection after this many bytes of DATA. */
   dropAfterBytes?: number;
+  /** Hold each DATA's final reply this long (a slow remote server). */
+  dataDelayMs?: number;
 }
 
 /**
@@ -28,6 +30,9 @@ export async function startSink(
   const accepted: SinkMessage[] = [];
   const attempts: { to: string[]; outcome: string }[] = [];
   let script: SinkScript = {};
+  // Messages between DATA and its final reply, now and at most: how many senders it had at once.
+  let inData = 0;
+  let peakInData = 0;
   const reply = (text: string) => Object.assign(new Error(text.slice(4)), { responseCode: Number(text.slice(0, 3)) });
   const server = new SMTPServer({
     logger: false,
@@ -52,11 +57,26 @@ export async function startSink(
       const chunks: Buffer[] = [];
       let bytes = 0;
       const to = session.envelope.rcptTo.map((r) => r.address);
+      peakInData = Math.max(peakInData, ++inData);
+      let counted = true;
+      const leave = () => {
+        if (counted) inData--;
+        counted = false;
+      };
+      const answer: typeof cb = (...args) => {
+        const finish = () => {
+          leave();
+          cb(...args);
+        };
+        if (script.dataDelayMs) setTimeout(finish, script.dataDelayMs);
+        else finish();
+      };
       stream.on('data', (c: Buffer) => {
         chunks.push(c);
         bytes += c.length;
         if (script.dropAfterBytes !== undefined && bytes >= script.dropAfterBytes) {
           attempts.push({ to, outcome: 'dropped' });
+          leave();
           for (const conn of (server as any).connections as Set<any>)
             if (conn.session === session) conn._socket.destroy();
         }
@@ -64,7 +84,7 @@ export async function startSink(
       stream.on('end', () => {
         if (script.data && !script.data.startsWith('2')) {
           attempts.push({ to, outcome: script.data });
-          return cb(reply(script.data));
+          return answer(reply(script.data));
         }
         accepted.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -76,7 +96,7 @@ export async function startSink(
           >,
         });
         attempts.push({ to, outcome: 'accepted' });
-        cb(null, 'Ok: queued as SINK');
+        answer(null, 'Ok: queued as SINK');
       });
     },
   });
@@ -89,6 +109,11 @@ export async function startSink(
     attempts,
     script(next: SinkScript) {
       script = next;
+    },
+    /** The most messages that were in DATA at once since the last reset. */
+    peakInData: () => peakInData,
+    resetPeak() {
+      peakInData = inData;
     },
     /** How many accepted copies reached each recipient. */
     copiesFor(address: string): number {

@@ -16,11 +16,17 @@ export function startTransportServer(env: Record<string, string>): Promise<TestS
   });
 }
 
-export function fastWorker(server: TestServer, workerId = 'test-worker', leaseMs = 30_000): OutboxWorker {
+export function fastWorker(
+  server: TestServer,
+  workerId = 'test-worker',
+  leaseMs = 30_000,
+  concurrency = 1,
+): OutboxWorker {
   return new OutboxWorker(server.runtime.services, {
     pollIntervalMs: 20,
     leaseMs,
     workerId,
+    concurrency,
     retry: { baseMs: 100, maxMs: 400 },
   });
 }

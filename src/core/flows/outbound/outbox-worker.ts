@@ -11,6 +11,11 @@ export interface OutboxWorkerOptions {
   pollIntervalMs: number;
   leaseMs: number;
   workerId: string;
+  /**
+   * Jobs in flight at once (default 1), each its own claim: a slow remote server holds one slot,
+   * not the queue. Local deliveries into one mailbox still take turns on its row lock.
+   */
+  concurrency?: number;
   /** When a job still has recipients waiting for the external transport, look again after this. */
   externalRetryMs?: number;
   /** Backoff after temporary failures (deferred recipients, errors); default 1 min doubling to 1 h, with jitter. */
@@ -22,8 +27,8 @@ export const EXTERNAL_NOT_CONFIGURED = 'external delivery not configured';
 const DEFAULT_EXTERNAL_RETRY_MS = 10 * 60_000;
 
 /**
- * Claims due outbox jobs and delivers them, one at a time. It polls every pollIntervalMs and
- * wakes at once when this process queues mail (bus `message.sent`). Safe with any number of
+ * Claims due outbox jobs and delivers them, `concurrency` at a time. It polls every pollIntervalMs
+ * and wakes at once when this process queues mail (bus `message.sent`). Safe with any number of
  * workers: jobs are claimed with SKIP LOCKED under a lease, recipients are delivered at most once.
  */
 export class OutboxWorker {
@@ -35,6 +40,7 @@ export class OutboxWorker {
   ) {
     this.loop = new PollingLoop(() => this.runOnce(), {
       intervalMs: options.pollIntervalMs,
+      concurrency: options.concurrency ?? 1,
       // Claiming failed (database down …): wait a poll interval rather than spin.
       onError: (err) => services.log.warn('outbox.poll_failed', { workerId: options.workerId, err }),
       wakeOn: (kick) =>
@@ -48,7 +54,7 @@ export class OutboxWorker {
     this.loop.start();
   }
 
-  /** Stops polling and waits for the job in flight to finish (its lease is then released). */
+  /** Stops polling and waits for the jobs in flight to finish (their leases are then released). */
   stop(): Promise<void> {
     return this.loop.stop();
   }
