@@ -156,6 +156,35 @@ describe('the list', () => {
 });
 
 describe('tenant isolation', () => {
+  it('the list carries an ETag: If-None-Match answers 304 until a draft changes', async () => {
+    const { a } = await twoMailboxes(server);
+    const api = server.api(a.token);
+    const draftId = (await api.post('/api/drafts', { subject: 'first' })).body.data.draftId as string;
+    const first = await api.get('/api/drafts');
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^W\/"cm1\./);
+    const unchanged = await api.get('/api/drafts', { 'if-none-match': etag });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.body).toBeNull();
+    // Each kind of write moves the mark: an edit, a new draft, a delete.
+    const writes = [
+      () => api.patch(`/api/drafts/${draftId}`, { subject: 'edited' }),
+      () => api.post('/api/drafts', { subject: 'second' }),
+      () => api.delete(`/api/drafts/${draftId}`),
+    ];
+    let held = etag;
+    for (const write of writes) {
+      expect((await write()).status).toBeLessThan(300);
+      const next = await api.get('/api/drafts', { 'if-none-match': held });
+      expect(next.status).toBe(200);
+      expect(next.headers.get('etag')).not.toBe(held);
+      held = next.headers.get('etag')!;
+    }
+    expect((await api.get('/api/drafts', { 'if-none-match': held })).body).toBeNull();
+    // Another page of the same list is another read with its own mark.
+    expect((await api.get('/api/drafts?limit=1', { 'if-none-match': held })).status).toBe(200);
+  });
+
   it("another mailbox's token, and another domain's token, get 404 for a draft by id", async () => {
     const { a, b } = await twoMailboxes(server);
     const other = await twoMailboxes(server);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { route, targetMailboxAddress } from '../route.js';
+import { ChangeMarked, route, targetMailboxAddress } from '../route.js';
+import { etagOf, ifNoneMatchHas } from '../etag.js';
 import {
   createDraftInputSchema,
   draftDeletedSchema,
@@ -40,7 +41,15 @@ export const draftRoutes = [
     query: listDraftsInputSchema,
     response: draftPageSchema,
     status: 200,
-    handler: ({ principal, query, services }) => services.drafts.list(principal, query),
+    changeMark: 'mailbox',
+    // Every draft write appends an event, so the mailbox's mark read first covers the page; an
+    // If-None-Match that holds it reads no page.
+    handler: async ({ principal, query, services, ctx }) => {
+      const mark = await services.changeMarks.of(principal, 'mailbox', query.mailboxAddress, ctx.url);
+      const ifNoneMatch = ctx.get('if-none-match');
+      if (ifNoneMatch && ifNoneMatchHas(ifNoneMatch, etagOf(mark))) return new ChangeMarked(null, mark);
+      return new ChangeMarked(await services.drafts.list(principal, query), mark);
+    },
   }),
   route({
     method: 'GET',
