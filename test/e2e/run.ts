@@ -5,6 +5,7 @@ import { apply, kubectl, kubectlJson, waitFor } from './support/kubectl.js';
 import { httpChannel, mcpChannel, smtpChannels, type Reach } from './checks/channels.js';
 import { rollingUpgrade, smtpPodKilled, workerKilledMidDelivery } from './checks/disruptions.js';
 import { checkDeployments, checkImage, installChart } from './checks/install.js';
+import { mcpEventStreams, mcpWebhookThroughRollout } from './checks/mcp-events.js';
 import { declareResources, leaderFailover, tokenSecretJob, type Identity } from './checks/operator.js';
 import { databaseOutage } from './checks/probes.js';
 import { realtimeFanOut } from './checks/realtime.js';
@@ -93,6 +94,10 @@ async function main(): Promise<number> {
     await step('channels', 'HTTP', () => httpChannel(r, agent, peer));
     await step('channels', 'SMTP', () => smtpChannels(r, agent, peer));
     await step('channels', 'MCP', () => mcpChannel(r, agent, peer));
+    await step('mcp events', 'events/stream on each api replica', () => mcpEventStreams(env, r, agent));
+    await step('mcp events', 'webhook subscription through kubectl rollout restart of the api', () =>
+      mcpWebhookThroughRollout(env, r, agent),
+    );
     await step('realtime', 'fan-out across replicas', () => realtimeFanOut(env, r, agent));
     await step('probes', 'database outage', () => databaseOutage(env, r.apiBase, agent.token));
     await step('operator', 'leader failover', () => leaderFailover(env));

@@ -4,6 +4,9 @@
 // commits before its 250; a message whose subject contains "[hold]" gets its answer delayed the
 // first time, so a worker can be killed while it waits (SMTP_RELAY_URL's delivery in flight).
 // GET /messages lists what arrived; GET /holding names the client address of the held session.
+// It is also a webhook receiver: a POST to /hooks/<anything> is kept as it came (path, headers, the
+// body as text, the time) and answered 204; GET /hooks?since=N lists them from the N-th on, so the
+// runner checks the Standard Webhooks signatures itself (checks/mcp-events.ts).
 
 export const SINK_SMTP_PORT = 2525;
 export const SINK_HTTP_PORT = 8025;
@@ -42,8 +45,22 @@ const server = new SMTPServer({
 });
 server.on('error', (err) => console.error('smtp error', err.message));
 server.listen(${SINK_SMTP_PORT}, '0.0.0.0');
+const hooks = [];
 http.createServer((req, res) => {
-  const body = req.url === '/holding' ? holding : req.url === '/healthz' ? { ok: true } : received;
+  const url = new URL(req.url, 'http://sink');
+  if (req.method === 'POST' && url.pathname.startsWith('/hooks/')) {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      hooks.push({ path: url.pathname, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      res.statusCode = 204;
+      res.end();
+    });
+    return;
+  }
+  const since = Number(url.searchParams.get('since') || 0);
+  const body = url.pathname === '/holding' ? holding : url.pathname === '/healthz' ? { ok: true }
+    : url.pathname === '/hooks' ? hooks.slice(since) : received;
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify(body));
 }).listen(${SINK_HTTP_PORT}, '0.0.0.0');
