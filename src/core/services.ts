@@ -153,7 +153,7 @@ export function createServices(deps: CoreDeps): Services {
     policy,
     auditStore,
   );
-  const drafts = new DraftService(db, cursors, clock, bus, log);
+  const drafts = new DraftService(db, cursors, clock, bus, log, changeMarks);
   const transport = createMailTransport({
     config,
     log,

@@ -129,8 +129,16 @@ describe('the notice', () => {
     const outsideLink = credentialIn(raw.replace(/=\r?\n/g, ''), BASE);
     expect(outsideLink).not.toBe(link);
 
-    const rows = await q`select approver_address, status, secret_hash, expires_at, used_at from approval_link
-      where message_id = ${id} order by approver_address`;
+    // The relay's 250 comes before the worker records the notice as sent.
+    const rows = await waitFor(
+      async () => {
+        const found = await q`select approver_address, status, secret_hash, expires_at, used_at from approval_link
+          where message_id = ${id} order by approver_address`;
+        return found.every((r) => r.status !== 'pending') && found;
+      },
+      20_000,
+      'both notices recorded',
+    );
     expect(rows.map((r) => [r.approver_address, r.status])).toEqual([
       [OUTSIDE, 'sent'],
       [human.address.toLowerCase(), 'sent'],

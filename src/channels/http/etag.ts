@@ -29,3 +29,8 @@ export function ifNoneMatchHas(header: string, etag: string): boolean {
   const wanted = opaque(etag);
   return header.split(',').some((tag) => opaque(tag) === wanted);
 }
+
+/** The core's `holds` test for a request's If-None-Match (undefined without one: nothing is held). */
+export function heldMarks(ifNoneMatch: string): ((mark: string) => boolean) | undefined {
+  return ifNoneMatch ? (mark) => ifNoneMatchHas(ifNoneMatch, etagOf(mark)) : undefined;
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ChangeMarked, route, targetMailboxAddress } from '../route.js';
-import { etagOf, ifNoneMatchHas } from '../etag.js';
+import { heldMarks } from '../etag.js';
 import {
   createDraftInputSchema,
   draftDeletedSchema,
@@ -42,13 +42,10 @@ export const draftRoutes = [
     response: draftPageSchema,
     status: 200,
     changeMark: 'mailbox',
-    // Every draft write appends an event, so the mailbox's mark read first covers the page; an
-    // If-None-Match that holds it reads no page.
     handler: async ({ principal, query, services, ctx }) => {
-      const mark = await services.changeMarks.of(principal, 'mailbox', query.mailboxAddress, ctx.url);
-      const ifNoneMatch = ctx.get('if-none-match');
-      if (ifNoneMatch && ifNoneMatchHas(ifNoneMatch, etagOf(mark))) return new ChangeMarked(null, mark);
-      return new ChangeMarked(await services.drafts.list(principal, query), mark);
+      const holds = heldMarks(ctx.get('if-none-match'));
+      const { value, mark } = await services.drafts.listUnlessUnchanged(principal, query, ctx.url, holds);
+      return new ChangeMarked(value, mark);
     },
   }),
   route({

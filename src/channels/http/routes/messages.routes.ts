@@ -1,5 +1,5 @@
 import { ChangeMarked, route, targetMailboxAddress, type RouteSpec } from '../route.js';
-import { etagOf, ifNoneMatchHas } from '../etag.js';
+import { heldMarks } from '../etag.js';
 import { releaseResultSchema } from '../../../core/flows/inbound/release.schemas.js';
 import {
   bulkDeleteInputSchema,
@@ -34,8 +34,7 @@ export const messageRoutes: RouteSpec[] = [
     status: 200,
     changeMark: 'mailbox',
     handler: async ({ principal, query, services, ctx }) => {
-      const ifNoneMatch = ctx.get('if-none-match');
-      const holds = ifNoneMatch ? (mark: string) => ifNoneMatchHas(ifNoneMatch, etagOf(mark)) : undefined;
+      const holds = heldMarks(ctx.get('if-none-match'));
       const { value, mark } = await services.messages.listUnlessUnchanged(principal, query, ctx.url, holds);
       return new ChangeMarked(value, mark);
     },

@@ -1,3 +1,4 @@
+import type { ChangeMarks } from '../messages/change-mark.js';
 import { z } from 'zod';
 import { ms, type Database, type Sql } from '../../../storage/database.js';
 import type { EventBus } from '../../../storage/event-bus.js';
@@ -55,6 +56,7 @@ export class DraftService {
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly log: Logger,
+    private readonly marks: ChangeMarks,
   ) {}
 
   /** POST /api/drafts, MCP create_draft (201). A reply draft's parent must be a live message of the mailbox. */
@@ -69,6 +71,22 @@ export class DraftService {
       await insertDraft(trx, { ...columns, id, mailboxId: mailbox.id, tokenId: principal.tokenId, at });
       await holdUploads(trx, mailbox.id, id, input.attachmentIds ?? []);
     });
+  }
+
+  /**
+   * The list unless the caller holds its current change mark (`holds`: HTTP If-None-Match); `value`
+   * null means unchanged. Every draft write appends a `draft.*` event, which moves the mailbox's
+   * sequence, so the mark read before the page covers it.
+   */
+  async listUnlessUnchanged(
+    principal: Principal,
+    input: ListDraftsInput,
+    request: string,
+    holds?: (mark: string) => boolean,
+  ): Promise<{ mark: string; value: Page<DraftSummary> | null }> {
+    const mark = await this.marks.of(principal, 'mailbox', input.mailboxAddress, request);
+    if (holds?.(mark)) return { mark, value: null };
+    return { mark, value: await this.list(principal, input) };
   }
 
   /** GET /api/drafts, MCP list_drafts: newest first, keyset-paged like GET /api/messages. */
