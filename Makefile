@@ -30,8 +30,10 @@ run: build
 ## make test: the whole suite (starts local PostgreSQL/Redis if down): a file that opens storage on
 ## PostgreSQL and on PGlite, every other file once, reliability at its short size (vitest.config.ts).
 ## make test AREA=smtp: only test/smtp/, on the projects its files belong to (any folder of test/).
+## It builds first: the ~150 `mailbox` processes the tests start run the build, a second faster each
+## than under tsx (test/support/mailbox-command.ts; tsx runs the sources when the build is older).
 AREA ?=
-test: install services chromium postfix exim
+test: install services chromium postfix exim build
 	@if [ -n "$(AREA)" ] && [ ! -d "test/$(AREA)" ]; then echo "AREA=$(AREA): no folder test/$(AREA)/ (one of: $$(ls -d test/*/ | cut -d/ -f2 | tr '\n' ' '))" >&2; exit 2; fi
 	vitest run $(if $(AREA),test/$(AREA)/)
 
@@ -39,10 +41,10 @@ test: install services chromium postfix exim
 test-unit: install
 	vitest run --project unit
 
-test-postgres: install services
+test-postgres: install services build
 	MAILBOX_TEST_ENGINE=postgres vitest run
 
-test-k8s: install services
+test-k8s: install services build
 	vitest run --project k8s
 
 ## make e2e: the image and chart on a real cluster (KUBECONFIG; here ../shared/k8s-node/up.sh, elsewhere kind

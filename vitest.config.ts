@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { SpreadSequencer } from './test/support/spread-sequencer.js';
 
 // Where a test file runs, by one rule:
 // - a file that imports test/support/harness.ts (directly or through another file under test/) opens
@@ -91,8 +92,8 @@ export default defineConfig({
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
           globalSetup: ['test/browser/support/global-setup.ts'],
-          // One server and one Chromium at a time: together they outgrow a small machine's start-up budget.
-          fileParallelism: false,
+          // One server and one Chromium at a time in practice: SpreadSequencer places these files far
+          // apart in the queue (a project of one file at a time would run after all the others).
           testTimeout: 60_000,
           hookTimeout: 360_000,
         },
@@ -128,6 +129,7 @@ export default defineConfig({
     ],
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: SpreadSequencer },
   },
 });
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE } from '../support/harness.js';
+import { mailboxArgs } from '../support/mailbox-command.js';
 import { serveProcess, type ServeProcess } from '../support/processes.js';
 
 // docs/api.md, "The mailbox command": with `mailbox serve` holding an embedded (PGlite) data
@@ -30,7 +31,7 @@ interface Run {
 
 function mailbox(dataDir: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...mailboxArgs(), ...args], {
       cwd: ROOT,
       env: { ...process.env, MAILBOX_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', ...NO_RESOURCES },
     });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, createScratchDatabase } from '../support/harness.js';
+import { mailboxArgs } from '../support/mailbox-command.js';
 
 // `mailbox` as a person types it: help that exits 0, admin commands on the configured storage
 // (PGlite under MAILBOX_DATA_DIR, or PostgreSQL with MAILBOX_TEST_ENGINE=postgres), one-line errors.
@@ -14,7 +15,7 @@ let drop: (() => Promise<void>) | undefined;
 
 function mailbox(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...mailboxArgs(), ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
     });
@@ -69,7 +70,7 @@ describe('mailbox --help', () => {
 
   it('names a bad variable in one line without echoing its secret', { timeout: 120_000 }, async () => {
     const bad = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
+      const child = spawn(process.execPath, [...mailboxArgs(), 'migrate'], {
         cwd: ROOT,
         env: { ...process.env, DATABASE_URL: 'mysql://app:s3cret-pw@db/mail' },
       });

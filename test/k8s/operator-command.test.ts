@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeClients, loadKubeConfig, MERGE_PATCH, type KubeClients } from '../../operator/src/kube.js';
 import { createScratchDatabase } from '../support/harness.js';
+import { mailboxArgs } from '../support/mailbox-command.js';
 import { freePort } from './support/apiserver.js';
 import { readyCondition, waitFor } from './support/fixture.js';
 
@@ -28,7 +29,7 @@ beforeAll(async () => {
   await clients.core.createNamespace({ body: { metadata: { name: namespace } } });
   scratch = await createScratchDatabase();
   port = await freePort();
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'operator'], {
+  child = spawn(process.execPath, [...mailboxArgs(), 'operator'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

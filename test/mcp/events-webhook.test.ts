@@ -125,7 +125,13 @@ describe('events/subscribe with @ai-sdk/mcp', () => {
     await sendTo(alice, bob, 'Hook 1');
     await sendTo(alice, bob, 'Hook 2');
     await until(() => (subjectsFor(sub.id).length >= 2 ? true : undefined));
-    expect(subjectsFor(sub.id)).toEqual(['Hook 1', 'Hook 2']);
+    // The worker delivers the two sends concurrently, so Bob may store either first; the webhook
+    // follows Bob's event log (eventId `<mailboxId>_<sequence>`), once each.
+    expect([...subjectsFor(sub.id)].sort()).toEqual(['Hook 1', 'Hook 2']);
+    const sequences = received
+      .filter((r) => r.subscriptionId === sub.id)
+      .map((r) => Number(r.eventId.slice(r.eventId.lastIndexOf('_') + 1)));
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     const first = received.find((r) => r.subscriptionId === sub.id)!;
     expect(first.name).toBe('message.received');
     expect(first.data).toMatchObject({ type: 'message.received', mailboxAddress: bob.address });

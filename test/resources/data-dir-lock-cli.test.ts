@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE } from '../support/harness.js';
+import { mailboxArgs } from '../support/mailbox-command.js';
 import { serveProcess, type ServeProcess } from '../support/processes.js';
 
 // docs/api.md, "Embedded storage lock": with `mailbox serve` running on a PGlite data directory and
@@ -20,7 +21,7 @@ let serve: ServeProcess;
 function cli(args: string[]): Promise<{ code: number | null; stderr: string; ms: number }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...mailboxArgs(), ...args], {
       cwd: ROOT,
       env: { ...process.env, MAILBOX_DATA_DIR: dataDir, LOG_LEVEL: 'error', DATABASE_URL: '' },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildIsFresh } from './mailbox-command.js';
 import { memoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
 
 // A service process started as a pod of the Helm chart starts it: the image's ENTRYPOINT
@@ -21,22 +22,6 @@ function entrypoint(root: string): string[] {
   const line = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))?.[1];
   if (!line) throw new Error('Dockerfile has no exec-form ENTRYPOINT');
   return (JSON.parse(line) as string[]).map((a) => a.replace(/^\/app\//, `${root}/`));
-}
-
-/** Modification times of the files under `dir` whose names match `ext`. */
-const mtimes = (dir: string, ext: RegExp): number[] =>
-  readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && ext.test(e.name))
-    .map((e) => statSync(path.join(e.parentPath, e.name)).mtimeMs);
-
-/** dist/src was built after the last change under src/ (tsc writes every output on each build). */
-function buildIsFresh(root: string): boolean {
-  try {
-    const built = mtimes(path.join(root, 'dist/src'), /\.js$/);
-    return built.length > 0 && Math.min(...built) >= Math.max(...mtimes(path.join(root, 'src'), /\.ts$/));
-  } catch {
-    return false; // no dist/ yet
-  }
 }
 
 /** How to start `serve --roles <roles>` as the chart's pod does, with a memory limit of `limitMb`. */

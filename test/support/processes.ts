@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { asPod, type Pod } from './as-pod.js';
+import { mailboxArgs } from './mailbox-command.js';
 
 // Real processes for the multi-replica tests: `mailbox serve` children and a private
 // redis-server (restarting it disturbs nobody else's tests).
@@ -95,7 +96,7 @@ export interface ServeProcess {
   kill(): Promise<void>;
 }
 
-/** `mailbox serve --roles …` under tsx, on a port chosen here. */
+/** `mailbox serve --roles …` (the build, else tsx: mailbox-command.ts), on a port chosen here. */
 export async function serveProcess(env: Record<string, string>, roles = 'api,realtime,worker'): Promise<ServeProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-proc-'));
@@ -106,8 +107,8 @@ export async function serveProcess(env: Record<string, string>, roles = 'api,rea
     port,
     async start() {
       mkdirSync(dataDir, { recursive: true });
-      // `node --import tsx`, not the tsx wrapper: one process, so signals reach the server itself.
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--roles', roles], {
+      // `node …`, not a wrapper: one process, so signals reach the server itself.
+      child = spawn(process.execPath, [...mailboxArgs(), 'serve', '--roles', roles], {
         cwd: ROOT,
         env: {
           ...process.env,
@@ -254,7 +255,7 @@ export interface ServiceProcess {
 }
 
 /**
- * `mailbox serve --roles …` under tsx, on ports fixed at creation so a restart comes back where
+ * `mailbox serve --roles …` (mailbox-command.ts), on ports fixed at creation so a restart comes back where
  * clients expect it. The environment is the test's; logs are kept in memory for inspection.
  */
 /**
@@ -290,15 +291,7 @@ export async function serviceProcess(
     running: () => child !== null && child.exitCode === null && child.signalCode === null,
     async start() {
       if (options.asPod && !self.pod) self.pod = asPod(ROOT, roles, options.asPod.memoryLimitMb);
-      const [command, ...args] = self.pod?.argv ?? [
-        process.execPath,
-        '--import',
-        'tsx',
-        'src/cli.ts',
-        'serve',
-        '--roles',
-        roles,
-      ];
+      const [command, ...args] = self.pod?.argv ?? [process.execPath, ...mailboxArgs(), 'serve', '--roles', roles];
       child = spawn(command!, args, {
         cwd: ROOT,
         env: {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ENGINE, createScratchDatabase } from '../../support/harness.js';
+import { mailboxArgs } from '../../support/mailbox-command.js';
 import { spawn } from 'node:child_process';
 import { freePort } from '../../support/processes.js';
 import { startDnsStub } from '../../transport/dns-stub.js';
@@ -30,7 +31,7 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   const ports = { http: await freePort(), mx: await freePort(), submission: await freePort() };
   const url = `http://127.0.0.1:${ports.http}`;
   // Its own start-up budget: a fresh PGlite cluster under tsx on a loaded machine needs minutes.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const child = spawn(process.execPath, [...mailboxArgs(), 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
