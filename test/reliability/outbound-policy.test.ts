@@ -37,6 +37,9 @@ describe('approval gate under races and worker kill -9', () => {
         DATABASE_URL: server.databaseUrl!,
         MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
         WORKER_POLL_INTERVAL: '50ms',
+        // A killed worker's jobs wait out its lease (60 s by default; renewed every third of it
+        // while a worker lives), so each kill would cost a minute of waiting.
+        WORKER_LEASE: '3s',
         LOG_LEVEL: 'warn',
       },
       'worker',

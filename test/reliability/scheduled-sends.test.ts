@@ -25,10 +25,10 @@ import { until } from './support/until.js';
 // sends late by up to the lease.
 
 const SUITE = 'scheduled sends';
-const N = scale(200, 10_000);
+const N = scale(100, 10_000);
 // A due rate the two workers sustain on a shared machine (~7 per second short, ~17 full): the figure
 // judges timing and once-ness, not throughput.
-const WINDOW_MS = scale(30_000, 600_000);
+const WINDOW_MS = scale(15_000, 600_000);
 const POLL_MS = 500;
 const LEASE_MS = 2_000;
 const CONCURRENCY = 8;

@@ -52,9 +52,8 @@ let alice: Box;
 let bob: Box;
 let bobHooks: string;
 
-beforeAll(async () => {
-  rx = receiver();
-  base = `http://127.0.0.1:${await rx.listen()}`;
+/** A server with the worker role and Alice and Bob in one domain; WEBHOOK_DISABLE_AFTER as given. */
+async function start(disableAfter: string) {
   server = await startTestServer({
     roles: ['api', 'worker'],
     env: {
@@ -62,8 +61,7 @@ beforeAll(async () => {
       WORKER_POLL_INTERVAL: '100ms',
       WEBHOOK_RETRY_BASE: '100ms',
       WEBHOOK_RETRY_MAX: '400ms',
-      // Long enough that the receiver-down test (20 sends while down) never reaches it on a slow engine.
-      WEBHOOK_DISABLE_AFTER: '30s',
+      WEBHOOK_DISABLE_AFTER: disableAfter,
       SEND_RATE_LIMIT_PER_MINUTE: '10000',
     },
   });
@@ -71,6 +69,13 @@ beforeAll(async () => {
   alice = await server.createMailbox(domain.token, `alice@${domain.name}`, 'Alice');
   bob = await server.createMailbox(domain.token, `bob@${domain.name}`, 'Bob');
   bobHooks = await mintMailboxToken(server, bob.mailboxId, ['MailboxRead', 'WebhookManage']);
+}
+
+beforeAll(async () => {
+  rx = receiver();
+  base = `http://127.0.0.1:${await rx.listen()}`;
+  // Long enough that the receiver-down test (20 sends while down) never reaches it on a slow engine.
+  await start('30s');
 });
 afterAll(async () => {
   await server?.close();
@@ -189,6 +194,14 @@ describe('webhook delivery', () => {
     expect(healthy.failingSinceTs).toBeNull();
     await server.api(domain.token).delete(`/api/domain/webhooks/${created.webhookId}`);
   }, 120_000);
+});
+
+describe('a failing webhook', () => {
+  // A server of its own with a short WEBHOOK_DISABLE_AFTER, so the test waits 2 s of failures, not 30.
+  beforeAll(async () => {
+    await server.close();
+    await start('2s');
+  });
 
   it('a webhook failing for WEBHOOK_DISABLE_AFTER is disabled, with a webhook.disabled event', async () => {
     rx.status.set('/dead', 500);
