@@ -16,8 +16,8 @@ import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissio
 //   session's MAIL FROM read is reused within AUTH_CACHE_TTL (sender-read-cache.ts). A session's
 //   first message adds that read (sender identity, quota state, the policy RCPT TO judges by).
 // - 25: RCPT TO's route (with the recipient's quota state) and the queue row with BEGIN and COMMIT.
-// Behind the 250 (the worker): 25's delivery is the claim, the hosted-From read and one pipelined
-// transaction (src/storage/statement-pipeline.ts); 587's write is the claim and one pipelined
+// Behind the 250 (the worker): 25's delivery is the claim and one pipelined transaction
+// (src/storage/statement-pipeline.ts), the hosted-From read in its first batch; 587's write is the claim and one pipelined
 // transaction of the message, thread, recipients, outbox job, audit and event rows. Inbound screening
 // (docs/screening.md) reads the receiving mailbox's address, policy and contact domains once inside
 // 25's delivery transaction, before the insert that its verdict decides.
@@ -28,7 +28,7 @@ const MAX_SUBMISSION_ROUND_TRIPS = 2;
 const MAX_SUBMISSION_FIRST_ROUND_TRIPS = 3;
 const MAX_INBOUND_ROUND_TRIPS = 2;
 const MAX_INBOUND_DELIVERY_STATEMENTS = 11;
-const MAX_INBOUND_DELIVERY_ROUND_TRIPS = 5;
+const MAX_INBOUND_DELIVERY_ROUND_TRIPS = 4;
 const MAX_SUBMISSION_WRITE_STATEMENTS = 12;
 const MAX_SUBMISSION_WRITE_ROUND_TRIPS = 3;
 

@@ -1,4 +1,4 @@
-import { sql, type Database } from '../../../storage/database.js';
+import { sql, type Database, type Sql } from '../../../storage/database.js';
 import type { Col } from '../../../storage/rows.js';
 
 /** The DKIM keys (selector and public key) of a hosted domain; one row with nulls for a domain without a key, none for a domain not hosted here. */
@@ -11,11 +11,12 @@ export async function hostedDkimKeys(
       where d.name = ${domain}`);
 }
 
-/** The hosted domains (enabled or not) among `domains`. */
-export async function hostedDomainNames(db: Database, domains: readonly string[]): Promise<string[]> {
+/** The hosted domains (enabled or not) among `domains`; `on` a transaction to ask in. */
+export async function hostedDomainNames(db: Database, domains: readonly string[], on?: Sql): Promise<string[]> {
   if (domains.length === 0) return [];
   const rows = await db.rows(
     sql<{ name: Col<'domain', 'name'> }>`select name from domain where name = any(${[...domains]}::text[])`,
+    on,
   );
   return rows.map((r) => r.name);
 }

@@ -1,4 +1,4 @@
-import type { Database } from '../../../storage/database.js';
+import type { Database, Sql } from '../../../storage/database.js';
 import { hostedDkimKeys, hostedDomainNames } from './hosted-dkim.store.js';
 import type { DnsLookup } from '../../base/net/dns-resolver.js';
 
@@ -21,7 +21,7 @@ export function hostedDkimLookup(db: Database, dns: DnsLookup): DnsLookup {
   };
 }
 
-/** The hosted domains (enabled or not) among `domains`, lower-case. */
-export async function hostedDomains(db: Database, domains: readonly string[]): Promise<string[]> {
-  return hostedDomainNames(db, domains);
+/** The hosted domains (enabled or not) among `domains`, lower-case; `on` a transaction to ask in. */
+export async function hostedDomains(db: Database, domains: readonly string[], on?: Sql): Promise<string[]> {
+  return hostedDomainNames(db, domains, on);
 }

@@ -89,7 +89,9 @@ export class InboundDelivery {
       if (parsed.status === 'rejected') throw parsed.reason;
       const m = parsed.value;
       const authResults = verdict.status === 'fulfilled' ? verdict.value : null;
-      await this.requireHostedSignature(m.headerLines, authResults);
+      // A queued message's From was not hosted at intake: asked again in its transaction's first
+      // batch (no round trip of its own), so a domain hosted since must still be signed.
+      if (!queued) await this.requireHostedSignature(m.headerLines, authResults);
       const trace = Buffer.from(
         ourAuthResults(authResults, this.options.hostname) + this.receivedHeader(envelope, rawKey, receivedAt),
       );
@@ -104,6 +106,7 @@ export class InboundDelivery {
       const from = m.from[0] ?? { address: isAddress(envelope.mailFrom) ? envelope.mailFrom : '', name: '' };
       const write = async (trx: Sql) => {
         // The raw message goes out with the first copy's statements (one round trip when pipelined).
+        const signed = queued ? this.requireHostedSignature(m.headerLines, authResults, trx) : undefined;
         const raw = 'held' in spooled ? this.blobs.putIn(trx, rawKey, Buffer.concat([trace, spooled.held])) : undefined;
         const out: { messageId: string; events: MailboxEvent[] }[] = [];
         const copies = (async () => {
@@ -139,7 +142,7 @@ export class InboundDelivery {
           }
         })();
         // A queued message leaves the queue in the transaction that stores it: exactly once.
-        await settleAll([raw, copies, queued ? removeStored(trx, 'inbound_queue', queued) : undefined]);
+        await settleAll([signed, raw, copies, queued ? removeStored(trx, 'inbound_queue', queued) : undefined]);
         return out;
       };
       const group = this.options.group;
@@ -171,8 +174,9 @@ export class InboundDelivery {
   private async requireHostedSignature(
     headerLines: readonly { key: string; line: string }[],
     verdict: AuthVerdict | null,
+    on?: Sql,
   ): Promise<void> {
-    const hosted = await hostedDomains(this.db, allFromDomains(headerLines));
+    const hosted = await hostedDomains(this.db, allFromDomains(headerLines), on);
     const signed = new Set(
       (verdict?.dkim ?? []).filter((d) => d.result === 'pass' && d.domain).map((d) => d.domain!.toLowerCase()),
     );
