@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
 // CPU time of processes, from /proc (Linux): a row's CPU per request on the serving process and
@@ -18,6 +18,32 @@ export function cpuMsOf(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * utime + stime of each thread of `pid` in ms, summed by thread name (/proc/<pid>/task/<tid>/comm):
+ * the main thread is `main`; V8's GC and compiler helpers and libuv's pool run beside it.
+ */
+export function threadCpuMsOf(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = Number(tid) === pid ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+      byName.set(name, (byName.get(name) ?? 0) + ms);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
 }
 
 /** The PostgreSQL backends serving `database` now (their pids). */

@@ -9,7 +9,7 @@ import { shippedNodeFlags } from '../lib/node-flags.js';
 import { serve, startProcess, stopProcess } from '../lib/processes.js';
 import { writeRatios } from '../lib/ratios.js';
 import { ADMIN_URL, scratchDatabase, seedMailboxes } from '../lib/scratch.js';
-import { backendsOf, cpuMsOf } from './process-cpu.js';
+import { backendsOf, cpuMsOf, threadCpuMsOf } from './process-cpu.js';
 import { formatProfile, summariseProfile } from './cpu-profile.js';
 import { rareWord, SEARCH_COMMON_EVERY, SEARCH_COMMON_WORD, seedMessages, senderOf } from './seed.js';
 
@@ -354,12 +354,14 @@ async function profileLoads(
   loads: Array<{ name: string; child: ChildProcess; url: string; headers: Record<string, string> }>,
 ): Promise<void> {
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-  const windows: Array<{ from: number; to: number; requests: number; rps: number }> = [];
-  for (const { url, headers } of loads) {
+  const windows: Array<{ from: number; to: number; requests: number; rps: number; threads: Map<string, number> }> = [];
+  for (const { url, headers, child } of loads) {
     await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
     const from = nowUs();
+    const before = threadCpuMsOf(child.pid!);
     const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
-    windows.push({ from, to: nowUs(), requests: r.requests.total, rps: Math.round(r.requests.average) });
+    const threads = new Map([...threadCpuMsOf(child.pid!)].map(([name, ms]) => [name, ms - (before.get(name) ?? 0)]));
+    windows.push({ from, to: nowUs(), requests: r.requests.total, rps: Math.round(r.requests.average), threads });
   }
   for (const child of new Set(loads.map((l) => l.child))) await stopProcess(child);
   const dir = path.resolve(PROFILE_DIR!);
@@ -368,6 +370,11 @@ async function profileLoads(
     if (!file) throw new Error(`no .cpuprofile of process ${child.pid} in ${dir}`);
     const w = windows[i]!;
     console.log(`\n## CPU profile: ${name}, ${w.rps} req/s (${path.join(dir, file)})\n`);
+    // The samples are wall time: a thread waiting for a core (2 cores shared with PostgreSQL and
+    // autocannon) is charged to the function it was in. /proc's CPU time of each thread is not.
+    const perRequest = (ms: number) => (ms / Math.max(w.requests, 1)).toFixed(3);
+    const threads = [...w.threads].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+    console.log(`CPU ms/req by thread (/proc): ${threads.map(([name, ms]) => `${name} ${perRequest(ms)}`).join(', ')}`);
     console.log(formatProfile(summariseProfile(path.join(dir, file), w.from, w.to, w.requests)));
   });
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { createQueryId, sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import type pgTypes from 'pg';
 import type { Em, Orm } from './orm.js';
 import { pipelinedTransaction } from './statement-pipeline.js';
@@ -18,7 +18,7 @@ export interface WriteTxOptions {
 }
 /** A piece of SQL (the `sql` tag's value) that a query embeds. */
 export type SqlFragment = RawBuilder<unknown>;
-export { sql };
+export { createQueryId, sql, type CompiledQuery };
 
 /**
  * The storage entry point for the core. SQL is written with Kysely's `sql` tag (real bind
@@ -41,8 +41,9 @@ export class Database {
     return this.pooled;
   }
 
-  async rows<T>(query: RawBuilder<T>, on: Sql = this.pooled): Promise<T[]> {
-    return (await query.execute(on)).rows;
+  /** A query's rows; a CompiledQuery (compiled once, e.g. pageStatement) runs without compiling again. */
+  async rows<T>(query: RawBuilder<T> | CompiledQuery<T>, on: Sql = this.pooled): Promise<T[]> {
+    return 'sql' in query ? (await on.executeQuery(query)).rows : (await query.execute(on)).rows;
   }
 
   async one<T>(query: RawBuilder<T>, on: Sql = this.pooled): Promise<T | undefined> {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/storage/database.js';
-import { pageQuery, type PageFilter, type PagePosition } from '../../src/core/state/messages/message.store.js';
+import {
+  pageQuery,
+  pageStatement,
+  type PageFilter,
+  type PagePosition,
+} from '../../src/core/state/messages/message.store.js';
 import type { Direction } from '../../src/core/state/messages/message.schemas.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { seedBulk, twoTenants, type Tenants } from '../support/seed-messages.js';
@@ -63,5 +68,25 @@ describe('a message page is an index range scan', () => {
       .api(t.a1.token)
       .get(`/api/messages?limit=200&direction=inbound&cursor=${encodeURIComponent(res.body.data.nextCursor)}`);
     expect(next.body.data.items[0].createdAtTs).toBeLessThanOrEqual(res.body.data.items[199].createdAtTs);
+  });
+});
+
+describe('the page statement the service runs', () => {
+  it('is pageQuery compiled, for every shape and values, reused across calls', () => {
+    const db = server.runtime.services.db.db;
+    const positions: Array<PagePosition | null> = [null, { t: 1_700_000_000_123, i: 'msg_x' }, { t: 0, i: 'a' }];
+    for (const direction of [undefined, 'inbound', 'outbound'] as const)
+      for (const after of positions)
+        for (const filter of ['none', 'pending', 'held', 'scheduled'] as const)
+          for (const [mailboxId, limit] of [
+            [t.a1.mailboxId, 51],
+            [t.b1.mailboxId, 1],
+          ] as const) {
+            const expected = pageQuery(mailboxId, direction, after, limit, filter).compile(db);
+            const statement = pageStatement(db, mailboxId, direction, after, limit, filter);
+            expect(statement.sql).toBe(expected.sql);
+            expect(statement.parameters).toEqual(expected.parameters);
+            expect(pageStatement(db, 'other', direction, after, 2, filter).sql).toBe(statement.sql);
+          }
   });
 });

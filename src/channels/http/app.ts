@@ -6,7 +6,7 @@ import { AppError } from '../../core/base/errors.js';
 import { parseInput } from '../../core/base/validation.js';
 import type { Services } from '../../core/services.js';
 import type { Principal } from '../../core/access/principal.js';
-import { envelope, envelopeMiddleware } from './envelope.js';
+import { envelope, envelopeMiddleware, sendJson } from './envelope.js';
 import type { RouteSpec } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { buildOpenApi } from './openapi.js';
@@ -160,6 +160,6 @@ function mount(router: Router, spec: RouteSpec, services: Services, json: Koa.Mi
       ctx.body = data.body;
       return;
     }
-    ctx.body = envelope(spec.status, data ?? null);
+    sendJson(ctx, envelope(spec.status, data ?? null));
   });
 }

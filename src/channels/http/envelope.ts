@@ -33,6 +33,30 @@ export function envelope<T>(
   };
 }
 
+/**
+ * Sends `body` as JSON encoded to UTF-8 here, once. Given the object, Koa measures the JSON's
+ * UTF-8 length for Content-Length, Node measures it again when the response ends (no explicit
+ * writeHead), and the socket write encodes it: three passes over a list page (~36 KB, a two-byte
+ * string once any text in it is), where the bytes need one. Same headers and bytes either way.
+ */
+export function sendJson(ctx: Context, body: unknown): void {
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = utf8(JSON.stringify(body));
+}
+
+/** Room to encode a body of up to a third as many UTF-16 units (UTF-8 takes at most 3 bytes a unit). */
+const scratch = Buffer.allocUnsafeSlow(1 << 20);
+
+/**
+ * `text` as UTF-8. Buffer.from measures the UTF-8 length before encoding, a pass of its own over a
+ * two-byte string (20 of its 55 µs for a list page); encoding into scratch space and copying the
+ * bytes out is one pass and a memcpy.
+ */
+function utf8(text: string): Buffer {
+  if (text.length * 3 > scratch.length) return Buffer.from(text);
+  return Buffer.copyBytesFrom(scratch, 0, scratch.write(text));
+}
+
 /** An HTTP answer: status, headers and envelope. */
 export interface HttpErrorResponse {
   status: number;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { TokenKind } from './scopes.js';
 
 // mbxm_ / mbxd_ + 32 base62 chars (190 bits) + 6 base62 chars of CRC32. The prefix makes a
@@ -58,7 +58,7 @@ export function checkTokenFormat(plaintext: string): TokenKind | null {
   return m[1] === 'm' ? 'mailbox' : 'domain';
 }
 
-export const hashToken = (plaintext: string): string => createHash('sha256').update(plaintext).digest('hex');
+export const hashToken = (plaintext: string): string => hash('sha256', plaintext);
 
 /** The displayable start of a token (kind prefix + 7 chars), enough to recognise it in a list. */
 export const tokenDisplayPrefix = (plaintext: string): string => plaintext.slice(0, 12);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Database } from '../../../storage/database.js';
 import { requireScope, resolveMailbox } from '../../access/access.js';
 import type { Principal } from '../../access/principal.js';
@@ -61,10 +61,11 @@ export class ChangeMarks {
   }
 
   private digest(principal: Principal, sequence: string, request: string): string {
-    const digest = createHash('sha256')
-      .update(`${REPRESENTATION}\n${principal.tokenId}\n${sequence}\n${request}`)
-      .digest('base64url')
-      .slice(0, 22);
+    const digest = hash(
+      'sha256',
+      `${REPRESENTATION}\n${principal.tokenId}\n${sequence}\n${request}`,
+      'base64url',
+    ).slice(0, 22);
     return `cm1.${digest}`;
   }
 

@@ -17,7 +17,7 @@ import {
   findMessage,
   findThread,
   lockMessages,
-  pageQuery,
+  pageStatement,
   pendingApprovalCount,
   recipientsOf,
   scheduledCount,
@@ -129,7 +129,9 @@ export class MessageService {
     // The scope binds a cursor to its mailbox and filter: replaying it elsewhere is a 400.
     const scope = `messages:${mailbox.id}:${input.direction ?? 'all'}${filter === 'none' ? '' : `:${filter}`}`;
     const after = input.cursor ? this.cursors.decode(scope, input.cursor, positionSchema) : null;
-    const pageRows = await this.db.rows(pageQuery(mailbox.id, input.direction, after, input.limit + 1, filter));
+    const pageRows = await this.db.rows(
+      pageStatement(this.db.db, mailbox.id, input.direction, after, input.limit + 1, filter),
+    );
     const totalCount =
       filter === 'held'
         ? await heldCount(this.db.db, mailbox.id)

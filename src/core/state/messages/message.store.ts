@@ -1,4 +1,4 @@
-import { sql, type Sql } from '../../../storage/database.js';
+import { createQueryId, sql, type CompiledQuery, type Sql } from '../../../storage/database.js';
 import type { Col, Narrow, Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../access/principal.js';
 import type { Direction } from './message.schemas.js';
@@ -187,6 +187,76 @@ export function pageQuery(
       order by m.created_at desc, m.id desc
       limit ${limit}) p on true
     where mb.id = ${mailboxId}`;
+}
+
+/** Where compiling with marker values put each value of a page (statement.parameters' indexes). */
+interface PageStatement {
+  compiled: CompiledQuery<PageRow>;
+  mailboxAt: number;
+  limitAt: number;
+  afterAt: { t: number; i: number } | null;
+}
+
+const MARK = { mailbox: '\0mailbox', limit: -1, t: -2, i: '\0after' } as const;
+const pageStatements = new WeakMap<Sql, Map<string, PageStatement>>();
+
+/**
+ * pageQuery compiled once per shape (direction, cursor or not, filter) for `compiler`: compiling
+ * walks the whole template on every call, and the same text object (rather than an equal new
+ * string) is a cheap key for StatementNames. The SQL and the order of its values are pageQuery's.
+ */
+export function pageStatement(
+  compiler: Sql,
+  mailboxId: string,
+  direction: Direction | undefined,
+  after: PagePosition | null,
+  limit: number,
+  filter: PageFilter = 'none',
+): CompiledQuery<PageRow> {
+  let shapes = pageStatements.get(compiler);
+  if (!shapes) pageStatements.set(compiler, (shapes = new Map()));
+  const shape = `${direction ?? ''}:${after ? 'after' : ''}:${filter}`;
+  let statement = shapes.get(shape);
+  if (!statement) {
+    statement = compilePage(compiler, direction, after !== null, filter);
+    shapes.set(shape, statement);
+  }
+  const parameters = [...statement.compiled.parameters];
+  parameters[statement.mailboxAt] = mailboxId;
+  parameters[statement.limitAt] = limit;
+  if (after && statement.afterAt) {
+    parameters[statement.afterAt.t] = new Date(after.t);
+    parameters[statement.afterAt.i] = after.i;
+  }
+  return { ...statement.compiled, parameters, queryId: createQueryId() };
+}
+
+function compilePage(
+  compiler: Sql,
+  direction: Direction | undefined,
+  after: boolean,
+  filter: PageFilter,
+): PageStatement {
+  const compiled = pageQuery(
+    MARK.mailbox,
+    direction,
+    after ? { t: MARK.t, i: MARK.i } : null,
+    MARK.limit,
+    filter,
+  ).compile(compiler);
+  const only = (found: (v: unknown) => boolean) => {
+    const at = compiled.parameters.flatMap((v, i) => (found(v) ? [i] : []));
+    if (at.length !== 1) throw new Error(`pageStatement: a marker value bound ${at.length} times`);
+    return at[0]!;
+  };
+  return {
+    compiled,
+    mailboxAt: only((v) => v === MARK.mailbox),
+    limitAt: only((v) => v === MARK.limit),
+    afterAt: after
+      ? { t: only((v) => v instanceof Date && v.getTime() === MARK.t), i: only((v) => v === MARK.i) }
+      : null,
+  };
 }
 
 /** How many messages of a mailbox await approval (totalCount of the `approval=pending` filter). */
