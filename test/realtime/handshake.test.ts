@@ -291,6 +291,35 @@ describe('revocation while connected: disconnected within a second', () => {
     expect(at).toBeGreaterThanOrEqual(expiresAt.getTime());
   });
 
+  it('cuts every socket of the token, and no socket of another token on the same mailbox', async () => {
+    const m = await manager();
+    const target = await mintToken(server, {
+      kind: 'mailbox',
+      domainId: t.X.domainId,
+      mailboxId: t.A1.mailboxId,
+      scopes: ['MailboxRead'],
+    });
+    // The hub asks about each (token, mailbox) once per tick, however many sockets share it.
+    const cut = [
+      track(await subscribe(server.url, { auth: { token: target.token } })),
+      track(await subscribe(server.url, { auth: { token: target.token } })),
+    ];
+    const kept = track(await subscribe(server.url, { auth: { token: m.token } }));
+    const gone = cut.map((rec) => new Promise<void>((resolve) => rec.socket.once('disconnect', () => resolve())));
+    expect((await server.api(m.token).post(`/api/mailbox/access-tokens/${target.tokenId}/disable`)).status).toBe(200);
+    await Promise.race([
+      Promise.all(gone),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('still connected after 3 s')), 3000)),
+    ]);
+    for (const rec of cut)
+      expect(rec.named('subscription.closed').at(-1)).toMatchObject({ errorCode: 'ACCESS_REVOKED' });
+    await new Promise((r) => setTimeout(r, 1200)); // two more ticks
+    expect({ connected: kept.socket.connected, closed: kept.named('subscription.closed') }).toEqual({
+      connected: true,
+      closed: [],
+    });
+  });
+
   it('keeps sockets whose tokens stay valid', async () => {
     const rec = track(await subscribe(server.url, { auth: { token: t.A2.token } }));
     // Why it went, if it did (seen once under CI load, never alone): the client's reason and any

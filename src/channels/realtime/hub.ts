@@ -27,6 +27,11 @@ const HEAL_INTERVAL_MS = 2000;
  */
 export class RealtimeHub {
   private readonly feeds = new Map<string, MailboxFeed>();
+  /**
+   * This process's sockets by (token, mailbox): revalidation asks about each pair once, so a tick
+   * costs the number of tokens in use, not the number of sockets (thousands share a token here).
+   */
+  private readonly bySubscription = new Map<string, { tokenId: string; mailboxId: string; sockets: Set<Socket> }>();
   private readonly stops: Array<() => void> = [];
   private revalidating = false;
   private healing = false;
@@ -59,9 +64,16 @@ export class RealtimeHub {
     socketsConnected.inc();
     const feed = this.feedFor(sub);
     feed.subscribers++;
+    const pair = { tokenId: sub.principal.tokenId, mailboxId: sub.mailbox.id };
+    const key = subscriptionKey(pair);
+    let group = this.bySubscription.get(key);
+    if (!group) this.bySubscription.set(key, (group = { ...pair, sockets: new Set() }));
+    group.sockets.add(socket);
     let catchUp: CatchUp | null = null;
     socket.once('disconnect', () => {
       socketsConnected.dec();
+      group.sockets.delete(socket);
+      if (group.sockets.size === 0 && this.bySubscription.get(key) === group) this.bySubscription.delete(key);
       catchUp?.close();
       if (--feed.subscribers === 0 && this.feeds.get(feed.mailbox.id) === feed) this.feeds.delete(feed.mailbox.id);
     });
@@ -125,18 +137,16 @@ export class RealtimeHub {
   }
 
   private async revalidate(): Promise<void> {
-    const sockets = [...this.io.sockets.sockets.values()].filter((s) => s.data?.sub);
-    if (this.revalidating || sockets.length === 0) return;
+    if (this.revalidating || this.bySubscription.size === 0) return;
     this.revalidating = true;
     try {
-      const subs = sockets.map((s) => ({
-        tokenId: (s.data.sub as Subscriber).principal.tokenId,
-        mailboxId: (s.data.sub as Subscriber).mailbox.id,
-      }));
-      const valid = await this.services.events.stillAuthorized(subs);
-      sockets.forEach((socket, i) => {
-        if (!valid.has(subscriptionKey(subs[i]!))) this.close(socket, new AppError('ACCESS_REVOKED'));
-      });
+      const groups = [...this.bySubscription.values()];
+      const valid = await this.services.events.stillAuthorized(groups);
+      for (const group of groups) {
+        if (valid.has(subscriptionKey(group))) continue;
+        // A socket that attached while the query ran goes too: its pair is no longer valid.
+        for (const socket of [...group.sockets]) this.close(socket, new AppError('ACCESS_REVOKED'));
+      }
     } catch (err) {
       this.services.log.warn('realtime.revalidate_failed', { err }); // keep sockets; retry next tick
     } finally {
