@@ -83,14 +83,7 @@ async function measureQueue<Q extends ClaimedRow>(
   const runtime = await startRuntime(loadConfig({ ...env, LOG_LEVEL: 'error' }), { roles: [], log: silentLogger });
   try {
     const s = runtime.services;
-    const worker = new IntakeQueueWorker(s.db, queueOf(s), s.clock, silentLogger, {
-      workerId: 'bench',
-      pollIntervalMs: 1_000,
-      leaseMs: 60_000,
-      batch: 32,
-      retry: { baseMs: 1_000, maxMs: 1_000 },
-      maxAttempts: 1,
-    });
+    const worker = benchQueueWorker(s, queueOf(s));
     return await timed(database, () => worker.runOnce());
   } finally {
     await runtime.close();
@@ -129,4 +122,16 @@ async function timed(
     postgresCpuMsPerMessage: per(cpu.postgres),
     workerCpuMsPerMessage: per(cpu.server),
   };
+}
+
+/** The worker's queue loop as the bench drives it: one pass at a time (runOnce), batches of 32, no retries. */
+export function benchQueueWorker<Q extends ClaimedRow>(s: Services, queue: IntakeQueue<Q>): IntakeQueueWorker<Q> {
+  return new IntakeQueueWorker(s.db, queue, s.clock, silentLogger, {
+    workerId: 'bench',
+    pollIntervalMs: 1_000,
+    leaseMs: 60_000,
+    batch: 32,
+    retry: { baseMs: 1_000, maxMs: 1_000 },
+    maxAttempts: 1,
+  });
 }

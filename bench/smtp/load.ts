@@ -193,3 +193,9 @@ export function tenKbMessage(from: string, to: string, size = 10 * 1024): Buffer
   while (head.length + body.length + line.length <= size) body += line;
   return Buffer.from(head + body, 'latin1');
 }
+
+/** The DNS stub's records for the bench's sender: SPF passes from loopback, DMARC p=none. */
+export const SENDER_RECORDS = {
+  'sender.bench': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+  '_dmarc.sender.bench': { TXT: ['v=DMARC1; p=none'] },
+};

@@ -10,11 +10,11 @@ import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/base/logger.js';
 import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
-import { IntakeQueueWorker } from '../../src/core/flows/intake/intake-queue.worker.js';
+import { benchQueueWorker } from './deferred-work.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
-import { tenKbMessage } from './load.js';
+import { SENDER_RECORDS, tenKbMessage } from './load.js';
 
 // bench/smtp/profile-inbound: port 25's queue filled with BENCH_PROFILE_MESSAGES of bench/smtp's
 // 10 KB messages (through InboundService.accept, as intake does), then drained by the worker's
@@ -97,14 +97,7 @@ async function main(): Promise<void> {
             if (!accepted.queued) throw new Error('not queued');
           }),
         );
-      const worker = new IntakeQueueWorker(s.db, new InboundQueue(s.db, inbound, silentLogger), s.clock, silentLogger, {
-        workerId: 'bench',
-        pollIntervalMs: 1_000,
-        leaseMs: 60_000,
-        batch: 32,
-        retry: { baseMs: 1_000, maxMs: 1_000 },
-        maxAttempts: 1,
-      });
+      const worker = benchQueueWorker(s, new InboundQueue(s.db, inbound, silentLogger));
       const profDir = process.env.BENCH_CPU_PROF_DIR;
       const session = profDir ? new Session() : null;
       if (session) {
@@ -151,7 +144,7 @@ async function main(): Promise<void> {
 /** bench/smtp's DNS stub records, served from a child process (its CPU is not the worker's). */
 async function startDnsStubProcess(): Promise<{ server: string; close(): Promise<void> }> {
   if (process.env.BENCH_DNS_CHILD) {
-    const dns = await startDnsStub(RECORDS);
+    const dns = await startDnsStub(SENDER_RECORDS);
     process.send!(dns.server);
     return dns;
   }
@@ -168,11 +161,6 @@ async function startDnsStubProcess(): Promise<{ server: string; close(): Promise
     },
   };
 }
-
-const RECORDS = {
-  'sender.bench': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
-  '_dmarc.sender.bench': { TXT: ['v=DMARC1; p=none'] },
-};
 
 if (process.env.BENCH_DNS_CHILD) void startDnsStubProcess();
 else

@@ -12,7 +12,7 @@ import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
 import { diskSyncLatency, postgresDisk } from '../lib/disk-sync.js';
 import { measureDeferredWork } from './deferred-work.js';
-import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
+import { runLoad, SENDER_RECORDS, type LoadFigures, type LoadOptions } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
 
 // bench/smtp: 8 and 32 concurrent clients sending 10 KB messages, to submission (587: STARTTLS +
@@ -39,10 +39,7 @@ async function main(): Promise<void> {
   const db = await scratchDatabase('mbx_bench');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-smtp-'));
   const pfDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-postfix-'));
-  const dns = await startDnsStub({
-    'sender.bench': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
-    '_dmarc.sender.bench': { TXT: ['v=DMARC1; p=none'] },
-  });
+  const dns = await startDnsStub(SENDER_RECORDS);
   const children: ChildProcess[] = [];
   const stops: Array<() => Promise<void>> = [];
   try {

@@ -242,16 +242,20 @@ describe('revocation while connected: disconnected within a second', () => {
       mailboxId: t.A1.mailboxId,
       scopes: MAILBOX_TOKEN_SCOPES,
     });
-
-  it('disables', async () => {
-    // The manager first: self-governance sees only tokens created at or after the caller.
-    const m = await manager();
-    const target = await mintToken(server, {
+  /** A MailboxRead token of A1: the one each test below takes away. */
+  const reader = (expiresAt?: Date) =>
+    mintToken(server, {
       kind: 'mailbox',
       domainId: t.X.domainId,
       mailboxId: t.A1.mailboxId,
       scopes: ['MailboxRead'],
+      ...(expiresAt ? { expiresAt } : {}),
     });
+
+  it('disables', async () => {
+    // The manager first: self-governance sees only tokens created at or after the caller.
+    const m = await manager();
+    const target = await reader();
     const rec = track(await subscribe(server.url, { auth: { token: target.token } }));
     const ms = await closedWithin(rec, async () => {
       expect((await server.api(m.token).post(`/api/mailbox/access-tokens/${target.tokenId}/disable`)).status).toBe(200);
@@ -260,12 +264,7 @@ describe('revocation while connected: disconnected within a second', () => {
   });
 
   it('deletes (domain route)', async () => {
-    const target = await mintToken(server, {
-      kind: 'mailbox',
-      domainId: t.X.domainId,
-      mailboxId: t.A1.mailboxId,
-      scopes: ['MailboxRead'],
-    });
+    const target = await reader();
     const rec = track(await subscribe(server.url, { auth: { token: target.token } }));
     const ms = await closedWithin(rec, async () => {
       expect(
@@ -278,13 +277,7 @@ describe('revocation while connected: disconnected within a second', () => {
 
   it('expires', async () => {
     const expiresAt = new Date(now() + 1500);
-    const target = await mintToken(server, {
-      kind: 'mailbox',
-      domainId: t.X.domainId,
-      mailboxId: t.A1.mailboxId,
-      scopes: ['MailboxRead'],
-      expiresAt,
-    });
+    const target = await reader(expiresAt);
     const rec = track(await subscribe(server.url, { auth: { token: target.token } }));
     const at = await new Promise<number>((resolve) => rec.socket.once('disconnect', () => resolve(Date.now())));
     expect(at - expiresAt.getTime()).toBeLessThan(1000);
@@ -293,12 +286,7 @@ describe('revocation while connected: disconnected within a second', () => {
 
   it('cuts every socket of the token, and no socket of another token on the same mailbox', async () => {
     const m = await manager();
-    const target = await mintToken(server, {
-      kind: 'mailbox',
-      domainId: t.X.domainId,
-      mailboxId: t.A1.mailboxId,
-      scopes: ['MailboxRead'],
-    });
+    const target = await reader();
     // The hub asks about each (token, mailbox) once per tick, however many sockets share it.
     const cut = [
       track(await subscribe(server.url, { auth: { token: target.token } })),
