@@ -32,8 +32,12 @@ export function Inbox(props: { folder: Exclude<Folder, 'held' | 'scheduled'> }) 
   const cursor = cursors[cursors.length - 1];
   const table = useRef<HTMLTableElement>(null);
   const search = useRef<HTMLInputElement>(null);
+  // Loads overlap (a folder switch while a live event's refresh of the old folder is in flight):
+  // only the newest one's answer is shown, or a slow answer for Inbox would fill Screened.
+  const latestLoad = useRef(0);
 
   const load = async () => {
+    const ticket = ++latestLoad.current;
     try {
       const data = q
         ? await api<{ items: MessageSummary[]; nextCursor: string | null }>('GET', '/api/messages/search', {
@@ -42,10 +46,11 @@ export function Inbox(props: { folder: Exclude<Folder, 'held' | 'scheduled'> }) 
         : await api<Page<MessageSummary>>('GET', '/api/messages', {
             query: { limit: PAGE_SIZE, cursor, ...folder.query, ...mailboxParam() },
           });
+      if (ticket !== latestLoad.current) return;
       setPage({ totalCount: -1, ...data });
       setError(null);
     } catch (err) {
-      setError(errorText(err));
+      if (ticket === latestLoad.current) setError(errorText(err));
     }
   };
   useEffect(() => void load(), [cursor, props.folder, q, session.mailboxAddress.value]);
