@@ -6,6 +6,7 @@ import { hasChromium, launchChromium, type Browser } from './support/chromium.js
 import { startConsoleServer, type ConsoleServer } from './support/console-server.js';
 import { mailFromOutside } from './support/mail.js';
 import { shot } from './support/screenshots.js';
+import { answerLate } from './support/late-answer.js';
 
 // The issue's "done": sign in with the quick-start password, watch a mail arrive, answer it, manage
 // tokens; with the domain token, the domain's mailboxes. SCREENSHOTS=1 refreshes docs/screenshots/.
@@ -380,8 +381,19 @@ describe.skipIf(!hasChromium)('web console in Chromium', () => {
   });
 
   it('the audit page reads in words, filters by decision and channel, and fits 1 280 px', async () => {
+    // A filter chosen while the unfiltered answer is in flight: that older answer, arriving last,
+    // must not replace the filtered list.
+    const rejected = page.locator('tr[data-decision="rejected"]', { hasText: 'Second offer' });
+    const unfiltered = (url: URL) =>
+      url.pathname === '/api/mailbox/audit' && !url.searchParams.get('decision') && !url.searchParams.get('channel');
+    const unfilteredAnswer = await answerLate(page, unfiltered, rejected);
     await page.getByRole('link', { name: 'Audit' }).click();
     await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
+    await page.getByLabel('Decision').selectOption('rejected');
+    await rejected.waitFor();
+    await unfilteredAnswer.landed();
+    expect(await page.locator('tbody tr:not([data-decision="rejected"])').count()).toBe(0);
+    await page.getByLabel('Decision').selectOption('');
     const approved = page.locator('tr', { hasText: 'Our offer' }).filter({ hasText: 'approved' });
     await approved.waitFor();
     const words = (await approved.textContent()) ?? '';

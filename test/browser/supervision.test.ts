@@ -5,6 +5,7 @@ import { startConsoleServer, type ConsoleServer } from './support/console-server
 import { mailFromOutside } from './support/mail.js';
 import { agentToken, apiCall, type Doc } from './support/api.js';
 import { shot } from './support/screenshots.js';
+import { answerLate } from './support/late-answer.js';
 
 // docs/console.md, "Scheduled", "Screened: release" and "Policy": a supervisor signed in with the
 // domain token opens the agent's mailbox, cancels a scheduled send, releases mail the screening
@@ -110,22 +111,12 @@ describe.skipIf(!hasChromium)('a supervisor in Chromium: scheduled sends, screen
       url.pathname === '/api/messages' &&
       url.searchParams.get('direction') === 'inbound' &&
       url.searchParams.get('limit') === '50';
-    await page.route(inboxList, async (route) => {
-      await page.getByRole('link', { name: 'Invoice overdue' }).waitFor();
-      await route.continue();
-    });
-    const inboxAnswer = page.waitForResponse((r) => inboxList(new URL(r.url())));
+    const inboxAnswer = await answerLate(page, inboxList, page.getByRole('link', { name: 'Invoice overdue' }));
     await page.goto(`${server.url}/#/inbox`);
     await folderLink('Screened').click();
     await page.getByRole('heading', { name: 'Screened' }).waitFor();
     await page.getByRole('link', { name: 'Invoice overdue' }).waitFor();
-    await (await inboxAnswer).finished();
-    await page.unroute(inboxList);
-    // Two frames: the late answer's render, had it been applied.
-    await page.evaluate(() => {
-      const frame = (globalThis as unknown as { requestAnimationFrame(cb: () => void): void }).requestAnimationFrame;
-      return new Promise<void>((r) => frame(() => frame(r)));
-    });
+    await inboxAnswer.landed();
     expect(await page.getByRole('link', { name: 'Invoice overdue' }).count()).toBe(1);
     await page.getByRole('link', { name: 'Second invoice' }).waitFor();
     await expect.poll(() => folderLink('Screened').textContent()).toMatch(/Screened\s*2/);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorText } from './api';
 import { lastEvent } from './live';
+import { useNewestLoad } from './newest-load';
 import { session } from './session';
 import type { Page } from './types';
 
@@ -21,12 +22,16 @@ export function usePaged<T>(load: (cursor: string | undefined) => Promise<Page<T
   const [page, setPage] = useState<Page<T> | null>(null);
   const [error, setError] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
+  const startLoad = useNewestLoad();
   const reload = async () => {
+    const newest = startLoad();
     try {
-      setPage(await load(cursor));
+      const next = await load(cursor);
+      if (!newest()) return;
+      setPage(next);
       setError(null);
     } catch (err) {
-      setError(errorText(err));
+      if (newest()) setError(errorText(err));
     }
   };
   useEffect(() => setCursors([undefined]), [key]);

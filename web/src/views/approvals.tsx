@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
+import { useNewestLoad } from '../newest-load';
 import { mailboxParam, session } from '../session';
 import { lastEvent } from '../live';
 import { features } from '../features';
@@ -24,12 +25,14 @@ export function Approvals() {
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [approvers, setApprovers] = useState<string[]>([]);
+  const startLoad = useNewestLoad();
   const load = async () => {
+    const newest = startLoad();
     try {
       // Who else gets each held send by mail, with a one-time link (the policy's approverAddresses).
       void api<{ approverAddresses?: string[] }>('GET', '/api/mailbox/policy', { query: mailboxParam() }).then(
-        (p) => setApprovers(p.approverAddresses ?? []),
-        () => setApprovers([]),
+        (p) => newest() && setApprovers(p.approverAddresses ?? []),
+        () => newest() && setApprovers([]),
       );
       const page = await api<Page<MessageSummary>>('GET', '/api/messages', {
         query: { approval: 'pending', limit: 100, ...mailboxParam() },
@@ -44,10 +47,11 @@ export function Approvals() {
           api<MessageDetail>('GET', `/api/messages/${encodeURIComponent(s.messageId)}`, { query: mailboxParam() }),
         ),
       );
+      if (!newest()) return;
       setItems(details.map((m) => ({ m, held: audit.items.find((e) => e.messageId === m.messageId) ?? null })));
       setError(null);
     } catch (err) {
-      setError(errorText(err));
+      if (newest()) setError(errorText(err));
     }
   };
   useEffect(() => void load(), [lastEvent.value, session.mailboxAddress.value, features.value.mailboxAudit]);

@@ -3,6 +3,7 @@ import { api, errorText } from '../api';
 import { mailboxParam, session } from '../session';
 import { features } from '../features';
 import { when } from '../types';
+import { useNewestLoad } from '../newest-load';
 
 /** One entry of GET /api/mailbox/audit (docs/console.md, "Audit trail"). */
 export interface AuditEntry {
@@ -39,18 +40,21 @@ export function Audit() {
   const [page, setPage] = useState<{ items: AuditEntry[]; nextCursor: string | null } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
+  const startLoad = useNewestLoad();
   useEffect(() => setCursors([undefined]), [decision, channel]);
   useEffect(() => {
+    const newest = startLoad();
     api<{ items: AuditEntry[]; nextCursor: string | null }>(
       'GET',
       domain ? '/api/domain/audit' : '/api/mailbox/audit',
       { query: { limit: 50, cursor, decision, channel, ...(domain ? {} : mailboxParam()) } },
     ).then(
       (p) => {
+        if (!newest()) return;
         setPage(p);
         setError(null);
       },
-      (err) => setError(errorText(err)),
+      (err) => newest() && setError(errorText(err)),
     );
   }, [cursor, domain, decision, channel]);
   const items = page?.items ?? [];

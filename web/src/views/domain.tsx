@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
+import { useNewestLoad } from '../newest-load';
 import { setMailbox } from '../session';
 import { go } from '../router';
 import type { MailboxView, Page } from '../types';
@@ -16,10 +17,14 @@ export function DomainMailboxes() {
   const [password, setPassword] = useState('');
   const cursor = cursors[cursors.length - 1];
 
-  const load = () =>
-    api<Page<MailboxView>>('GET', '/api/domain/mailboxes', { query: { limit: 50, cursor } }).then(setPage, (err) =>
-      setError(errorText(err)),
+  const startLoad = useNewestLoad();
+  const load = () => {
+    const newest = startLoad();
+    return api<Page<MailboxView>>('GET', '/api/domain/mailboxes', { query: { limit: 50, cursor } }).then(
+      (p) => newest() && setPage(p),
+      (err) => newest() && setError(errorText(err)),
     );
+  };
   useEffect(() => void load(), [cursor]);
 
   const act = async (fn: () => Promise<string>) => {

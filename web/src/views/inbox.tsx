@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
+import { useNewestLoad } from '../newest-load';
 import { mailboxParam, session } from '../session';
 import { lastEvent } from '../live';
 import { go } from '../router';
@@ -32,12 +33,10 @@ export function Inbox(props: { folder: Exclude<Folder, 'held' | 'scheduled'> }) 
   const cursor = cursors[cursors.length - 1];
   const table = useRef<HTMLTableElement>(null);
   const search = useRef<HTMLInputElement>(null);
-  // Loads overlap (a folder switch while a live event's refresh of the old folder is in flight):
-  // only the newest one's answer is shown, or a slow answer for Inbox would fill Screened.
-  const latestLoad = useRef(0);
+  const startLoad = useNewestLoad();
 
   const load = async () => {
-    const ticket = ++latestLoad.current;
+    const newest = startLoad();
     try {
       const data = q
         ? await api<{ items: MessageSummary[]; nextCursor: string | null }>('GET', '/api/messages/search', {
@@ -46,11 +45,11 @@ export function Inbox(props: { folder: Exclude<Folder, 'held' | 'scheduled'> }) 
         : await api<Page<MessageSummary>>('GET', '/api/messages', {
             query: { limit: PAGE_SIZE, cursor, ...folder.query, ...mailboxParam() },
           });
-      if (ticket !== latestLoad.current) return;
+      if (!newest()) return;
       setPage({ totalCount: -1, ...data });
       setError(null);
     } catch (err) {
-      if (ticket === latestLoad.current) setError(errorText(err));
+      if (newest()) setError(errorText(err));
     }
   };
   useEffect(() => void load(), [cursor, props.folder, q, session.mailboxAddress.value]);

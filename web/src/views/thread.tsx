@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import { mailboxParam } from '../session';
 import { lastEvent } from '../live';
+import { useNewestLoad } from '../newest-load';
 import { stateLabel, when, type ThreadDetail } from '../types';
 import { ThreadStateForm } from './thread-state-form';
 import { ThreadMessage } from './thread-message';
@@ -15,14 +16,20 @@ export function ThreadView(props: { threadId: string }) {
   const [thread, setThread] = useState<ThreadDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const load = () =>
-    api<ThreadDetail>('GET', `/api/threads/${encodeURIComponent(props.threadId)}`, { query: mailboxParam() }).then(
+  const startLoad = useNewestLoad();
+  const load = () => {
+    const newest = startLoad();
+    return api<ThreadDetail>('GET', `/api/threads/${encodeURIComponent(props.threadId)}`, {
+      query: mailboxParam(),
+    }).then(
       (t) => {
+        if (!newest()) return;
         setThread(t);
         setError(null);
       },
-      (err) => setError(errorText(err)),
+      (err) => newest() && setError(errorText(err)),
     );
+  };
   useEffect(() => void load(), [props.threadId, lastEvent.value]);
   if (!thread)
     return error ? (

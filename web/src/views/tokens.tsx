@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
+import { useNewestLoad } from '../newest-load';
 import { MAILBOX_SCOPES, when, type TokenRecord } from '../types';
 import { session } from '../session';
 
@@ -22,11 +23,14 @@ export function Tokens(props: { mailboxId: string | null; address: string | null
   // never MailboxApprove or WebhookManage (an agent must not approve its own held mail).
   const mayGrant = (s: { domainOnly?: boolean }) => session.kind.value === 'domain' || !s.domainOnly;
 
-  const load = () =>
-    api<TokenRecord[] | { items: TokenRecord[] }>('GET', base).then(
-      (r) => setTokens(Array.isArray(r) ? r : r.items),
-      (err) => setError(errorText(err)),
+  const startLoad = useNewestLoad();
+  const load = () => {
+    const newest = startLoad();
+    return api<TokenRecord[] | { items: TokenRecord[] }>('GET', base).then(
+      (r) => newest() && setTokens(Array.isArray(r) ? r : r.items),
+      (err) => newest() && setError(errorText(err)),
     );
+  };
   useEffect(() => void load(), [base]);
 
   const act = async (fn: () => Promise<unknown>) => {
