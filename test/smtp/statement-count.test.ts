@@ -5,6 +5,10 @@ import { ENGINE, type TestServer } from '../support/harness.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
 import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissions } from '../support/intake-queue.js';
+import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/flows/intake/intake-queue.worker.js';
+import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
+import type { QueuedInbound } from '../../src/core/flows/inbound/inbound-queue.store.js';
+import { silentLogger } from '../../src/core/base/logger.js';
 
 // Statements PostgreSQL runs for one message, MAIL FROM to the 250 (BEGIN and COMMIT included):
 // every round trip costs both processes CPU on a shared machine (bench/smtp,
@@ -16,7 +20,8 @@ import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissio
 //   session's MAIL FROM read is reused within AUTH_CACHE_TTL (sender-read-cache.ts). A session's
 //   first message adds that read (sender identity, quota state, the policy RCPT TO judges by).
 // - 25: RCPT TO's route (with the recipient's quota state) and the queue row with BEGIN and COMMIT.
-// Behind the 250 (the worker): 25's delivery is the claim and one pipelined transaction
+// Behind the 250 (the worker): 25's delivery is the claim (none for a row the intake hands to the
+// worker of its own process, LocalHandoff) and one pipelined transaction
 // (src/storage/statement-pipeline.ts), the hosted-From read in its first batch; 587's write is the claim and one pipelined
 // transaction of the message, thread, recipients, outbox job, audit and event rows. Inbound screening
 // (docs/screening.md) reads the receiving mailbox's address, policy and contact domains once inside
@@ -137,6 +142,59 @@ describe.skipIf(ENGINE !== 'postgres')('SMTP: statements per message', () => {
     expect(delivery.trips, delivery.list.map(short).join('\n')).toBeLessThanOrEqual(MAX_INBOUND_DELIVERY_ROUND_TRIPS);
     expect(writesOutsideTheTransaction(delivery.list.slice(1))).toEqual([]); // the claim is a write of its own
     expect(delivery.list.filter((q) => /^\s*commit/i.test(q))).toHaveLength(1);
+  });
+
+  it('inbound on 25 with a worker in the same process: no claim, the row handed over after its commit', async () => {
+    const { db, clock, transport } = server.runtime.services;
+    const inner = new InboundQueue(db, transport.inbound, silentLogger);
+    let claims: Promise<unknown> = Promise.resolve();
+    const queue: IntakeQueue<QueuedInbound> = {
+      route: inner.route,
+      table: inner.table,
+      handoff: inner.handoff,
+      claim: (...a) => {
+        const c = inner.claim(...a);
+        claims = c;
+        return c;
+      },
+      release: (trx, row) => inner.release(trx, row),
+      store: (row) => inner.store(row),
+    };
+    const worker = new IntakeQueueWorker(db, queue, clock, silentLogger, {
+      workerId: 'statement-count',
+      pollIntervalMs: 3_600_000,
+      leaseMs: 60_000,
+      batch: 32,
+      retry: { baseMs: 1_000, maxMs: 1_000 },
+      maxAttempts: 1,
+    });
+    worker.start();
+    await new Promise((r) => setImmediate(r));
+    await claims; // its start looks at the queue once (empty): not part of the count
+    const wire = await SmtpWire.connect(mxPort(server));
+    await wire.cmd('EHLO sender.example', 250);
+    const all = await counted(async () => {
+      await wire.cmd('MAIL FROM:<news@sender.example>', 250);
+      await wire.cmd(`RCPT TO:<${alice.address}>`, 250);
+      await wire.cmd('DATA', 354);
+      await wire.cmd(rfc5322({ from: 'news@sender.example', to: alice.address }) + '\r\n.', 250);
+      await worker.stop(); // resolves once the handed-over message is stored
+    });
+    await wire.cmd('QUIT', 221);
+    const text = all.list.map(short).join('\n');
+    expect(
+      all.list.some((q) => /^\s*update "?inbound_queue/i.test(q)),
+      text,
+    ).toBe(false);
+    expect(
+      all.list.some((q) => /^\s*delete from "?inbound_queue/i.test(q)),
+      text,
+    ).toBe(true);
+    expect(all.list.length, text).toBeLessThanOrEqual(MAX_INBOUND_STATEMENTS + MAX_INBOUND_DELIVERY_STATEMENTS - 1);
+    expect(all.trips, text).toBeLessThanOrEqual(MAX_INBOUND_ROUND_TRIPS + MAX_INBOUND_DELIVERY_ROUND_TRIPS - 1);
+    // Two commits, the queue row's and the delivery's; no write of its own outside them.
+    expect(writesOutsideTheTransaction(all.list)).toEqual([]);
+    expect(all.list.filter((q) => /^\s*commit/i.test(q))).toHaveLength(2);
   });
 });
 

@@ -1,6 +1,7 @@
 import { jsonValue, sql, type Database, type Sql } from '../../../storage/database.js';
 import { insertReserving, releaseStorage } from '../../state/quota/storage-quota.store.js';
 import { claimQueued, type ClaimedRow } from '../intake/intake-queue.store.js';
+import type { HandoffClaim } from '../intake/local-handoff.js';
 import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
 
 /** A port 25 message queued at intake, as a worker claimed it. */
@@ -17,11 +18,13 @@ export interface QueuedInbound extends ClaimedRow {
  * own (insertReserving; the 250 follows its commit). The reservation refuses like any charge
  * (QUOTA_EXCEEDED, 552 5.2.2): the counter never passes the quota, and the delivery settles it
  * against what the message really occupies. A mailbox without a quota reserves nothing; its
- * delivery charges like any other.
+ * delivery charges like any other. With `claim` the row is written claimed for this process's
+ * worker (LocalHandoff).
  */
 export async function enqueueInbound(
   trx: Sql,
   row: { id: string; envelope: InboundEnvelope; receivedAt: Date; reservedBytes: number; raw: Buffer },
+  claim: HandoffClaim | null = null,
 ): Promise<void> {
   const e = row.envelope;
   await insertReserving(
@@ -29,9 +32,10 @@ export async function enqueueInbound(
     reservingMailboxes(e),
     row.reservedBytes,
     (reservedBytes) => sql`insert into inbound_queue (id, status, received_at, mail_from, recipients,
-        client_address, helo, tls, reserved_bytes, raw, attempts, run_after)
+        client_address, helo, tls, reserved_bytes, raw, attempts, run_after, locked_by, lease_until)
       values (${row.id}, 'pending', ${row.receivedAt}, ${e.mailFrom}, ${JSON.stringify(e.recipients)}::jsonb,
-        ${e.clientAddress}, ${e.helo}, ${e.tls}, ${reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`,
+        ${e.clientAddress}, ${e.helo}, ${e.tls}, ${reservedBytes}, ${row.raw}, ${claim ? 1 : 0}, ${row.receivedAt},
+        ${claim?.lockedBy ?? null}, ${claim?.leaseUntil ?? null})`,
   );
 }
 

@@ -51,7 +51,7 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
     return releaseReservations(trx, q);
   }
 
-  whenQueued(kick: () => void): () => void {
-    return this.inbound.whenQueued(kick);
+  get handoff() {
+    return this.inbound.handoff;
   }
 }

@@ -19,6 +19,7 @@ import type { InboundEnvelope, InboundRecipient } from './inbound-envelope.js';
 import type { InboundDelivery } from './inbound-delivery.js';
 import { enqueueInbound, type QueuedInbound } from './inbound-queue.store.js';
 import { COMMIT_WITH_QUEUE_ROW } from '../intake/intake-queue.store.js';
+import { LocalHandoff } from '../intake/local-handoff.js';
 
 export type { InboundEnvelope } from './inbound-envelope.js';
 
@@ -35,7 +36,8 @@ export type Accepted = { queued: false; messageIds: string[] } | { queued: true;
  */
 export class InboundService {
   private readonly hosted: HostedDomainCache;
-  private readonly queuedListeners = new Set<() => void>();
+  /** Queued messages go to this process's worker (IntakeQueueWorker) after their commit. */
+  readonly handoff = new LocalHandoff<QueuedInbound>();
 
   constructor(
     private readonly db: Database,
@@ -50,12 +52,6 @@ export class InboundService {
     },
   ) {
     this.hosted = new HostedDomainCache(db, clock);
-  }
-
-  /** `listener` is told after each commit of a queued message (the worker of this process). */
-  whenQueued(listener: () => void): () => void {
-    this.queuedListeners.add(listener);
-    return () => this.queuedListeners.delete(listener);
   }
 
   /**
@@ -118,16 +114,19 @@ export class InboundService {
     const row = { id, envelope, receivedAt, reservedBytes: reservationFor(raw.length), raw };
     const lockKey = [...envelope.recipients.map((r) => r.mailboxId)].sort()[0]!;
     const group = this.options.group;
-    await (group
-      ? group.run(lockKey, (trx) => enqueueInbound(trx, row), COMMIT_WITH_QUEUE_ROW)
-      : this.db.writeTx((trx) => enqueueInbound(trx, row), COMMIT_WITH_QUEUE_ROW));
+    await this.handoff.write(
+      (claim) =>
+        group
+          ? group.run(lockKey, (trx) => enqueueInbound(trx, row, claim), COMMIT_WITH_QUEUE_ROW)
+          : this.db.writeTx((trx) => enqueueInbound(trx, row, claim), COMMIT_WITH_QUEUE_ROW),
+      (claim) => ({ ...row, ...claim, attempts: 1 }),
+    );
     this.log.info('smtp.inbound_queued', {
       queueId: id,
       recipients: envelope.recipients.length,
       clientAddress: envelope.clientAddress,
       sizeBytes: raw.length,
     });
-    for (const listener of this.queuedListeners) listener();
     return id;
   }
 }

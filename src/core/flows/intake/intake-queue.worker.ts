@@ -13,6 +13,7 @@ import {
   type ClaimedRow,
   type IntakeQueueTable,
 } from './intake-queue.store.js';
+import type { HandoffClaim, HandoffReceiver, LocalHandoff } from './local-handoff.js';
 
 /** One SMTP intake queue as its worker drives it (port 25's and port 587's). */
 export interface IntakeQueue<Q extends ClaimedRow> {
@@ -24,8 +25,8 @@ export interface IntakeQueue<Q extends ClaimedRow> {
   store(q: Q): Promise<number>;
   /** Gives back the quota `q` reserved at intake, in the transaction that sets it aside. */
   release(trx: Sql, q: Q): Promise<void>;
-  /** `kick` is called after each commit of a row queued by this process. */
-  whenQueued(kick: () => void): () => void;
+  /** Rows this process queues, handed to its worker (or announced to it) after their commit. */
+  readonly handoff: LocalHandoff<Q>;
 }
 
 export interface IntakeQueueWorkerOptions {
@@ -33,7 +34,10 @@ export interface IntakeQueueWorkerOptions {
   /** How often an idle worker looks at the queue (a queue filled by another process). */
   pollIntervalMs: number;
   leaseMs: number;
-  /** Rows claimed at once; their commits share transactions (the intake's CommitGroup). */
+  /**
+   * Rows in flight at once, claimed or handed over by this process's intake; their commits share
+   * transactions (the intake's CommitGroup).
+   */
   batch: number;
   retry: RetryPolicy;
   /** Attempts before a message that keeps failing is set aside as `failed`. */
@@ -41,18 +45,27 @@ export interface IntakeQueueWorkerOptions {
 }
 
 /**
- * Stores what queued intake accepted (docs/api.md, "Queued intake"): claims due rows of one queue
- * and stores each, the row deleted in the same commit. It wakes at once when this process queues
- * a message and polls for rows queued by other processes. Safe with any number of workers (SKIP
- * LOCKED, leases).
+ * Stores what queued intake accepted (docs/api.md, "Queued intake"): takes the rows this process's
+ * intake writes already claimed for it (LocalHandoff) while it has room, claims due rows of one
+ * queue otherwise (those queued elsewhere, while it was busy, or whose worker died) and stores
+ * each, the row deleted in the same commit. It polls for rows queued by other processes. Safe with
+ * any number of workers (SKIP LOCKED, leases).
  *
  * A refusal found only now (an AppError: the quota's excess over the reservation, say) cannot be
  * answered over SMTP any more: the row is kept as `failed` with its reason (smtp.<route>_failed)
  * and its reservation given back. Anything else (storage down, a bug) is retried with backoff,
  * then set aside the same way after `maxAttempts`.
  */
-export class IntakeQueueWorker<Q extends ClaimedRow> {
+export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<Q> {
   private readonly loop: PollingLoop;
+  /** Rows claimed, reserved for a hand-off or handed over, and not yet finished. */
+  private inFlight = 0;
+  /** Counts rows this process queued unclaimed; `claimedThrough` is the count a claim last emptied them at. */
+  private unclaimed = 0;
+  private claimedThrough = 0;
+  private stopping = false;
+  private readonly drained = new Set<() => void>();
+  private detach: (() => void) | undefined;
 
   constructor(
     private readonly db: Database,
@@ -64,25 +77,71 @@ export class IntakeQueueWorker<Q extends ClaimedRow> {
     this.loop = new PollingLoop(async () => (await this.runOnce()) > 0, {
       intervalMs: options.pollIntervalMs,
       onError: (err) => log.warn(`${queue.route}_queue.poll_failed`, { workerId: options.workerId, err }),
-      wakeOn: (kick) => queue.whenQueued(kick),
     });
   }
 
   start(): void {
+    this.stopping = false;
+    this.detach = this.queue.handoff.attach(this);
     this.loop.start();
   }
 
-  /** Stops claiming and waits for the messages in flight. */
-  stop(): Promise<void> {
-    return this.loop.stop();
+  /** Stops claiming and taking rows, and waits for the messages in flight. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.detach?.();
+    await this.loop.stop();
+    while (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.add(resolve));
   }
 
-  /** Claims and stores one batch; the number of rows claimed. */
+  reserve(): HandoffClaim | null {
+    if (this.stopping || this.inFlight >= this.options.batch) return null;
+    this.inFlight++;
+    return { lockedBy: this.options.workerId, leaseUntil: new Date(this.clock.now().getTime() + this.options.leaseMs) };
+  }
+
+  take(q: Q): void {
+    void this.store(q).finally(() => this.finished(1));
+  }
+
+  cancel(): void {
+    this.finished(1);
+  }
+
+  kick(): void {
+    this.unclaimed++;
+    this.loop.kick();
+  }
+
+  /** Claims and stores one batch, as many rows as there is room for; the number of rows claimed. */
   async runOnce(): Promise<number> {
     const { workerId, batch, leaseMs } = this.options;
-    const claimed = await this.queue.claim(workerId, batch, leaseMs, this.clock.now());
-    await Promise.all(claimed.map((q) => this.store(q)));
+    const room = batch - this.inFlight;
+    if (room <= 0) return 0;
+    this.inFlight += room; // held while the claim runs, so hand-offs meanwhile stay within the batch
+    const seen = this.unclaimed;
+    let claimed: Q[];
+    try {
+      claimed = await this.queue.claim(workerId, room, leaseMs, this.clock.now());
+    } catch (err) {
+      this.finished(room);
+      throw err;
+    }
+    if (claimed.length < room) this.claimedThrough = seen; // nothing queued here before the claim is left
+    this.finished(room - claimed.length);
+    await Promise.all(claimed.map((q) => this.store(q).finally(() => this.finished(1))));
     return claimed.length;
+  }
+
+  private finished(n: number): void {
+    if (n === 0) return;
+    this.inFlight -= n;
+    // Room again while rows this process queued unclaimed (it had none) wait: claim them now.
+    if (this.unclaimed > this.claimedThrough && !this.stopping) this.loop.kick();
+    if (this.inFlight > 0) return;
+    const waiters = [...this.drained];
+    this.drained.clear();
+    for (const resolve of waiters) resolve();
   }
 
   private async store(q: Q): Promise<void> {

@@ -3,6 +3,7 @@ import { insertReserving } from '../../state/quota/storage-quota.store.js';
 import type { PolicyVerdict } from '../policy/outbound-policy.js';
 import type { MailboxRef } from '../../access/principal.js';
 import { claimQueued, type ClaimedRow } from '../intake/intake-queue.store.js';
+import type { HandoffClaim } from '../intake/local-handoff.js';
 
 /** A message admitted on port 587 before its 250, to be written by the worker. */
 export interface SubmissionRow {
@@ -29,18 +30,23 @@ export type QueuedSubmission = SubmissionRow & ClaimedRow;
  * Writes the queue row of an admitted submission (the 250 follows its commit), reserving
  * `reservedBytes` in the sender's mailbox when it has a quota, in one statement that fails on its
  * own (insertReserving), so it commits in the batch that carries it. A reservation that does not
- * fit is QUOTA_EXCEEDED; the write settles it against the stored size.
+ * fit is QUOTA_EXCEEDED; the write settles it against the stored size. With `claim` the row is
+ * written claimed for this process's worker (LocalHandoff).
  */
-export async function enqueueSubmission(trx: Sql, row: SubmissionRow): Promise<void> {
+export async function enqueueSubmission(
+  trx: Sql,
+  row: SubmissionRow,
+  claim: HandoffClaim | null = null,
+): Promise<void> {
   await insertReserving(
     trx,
     row.reservedBytes > 0 ? [row.mailbox.id] : [],
     row.reservedBytes,
     (reservedBytes) => sql`insert into submission_queue (id, status, received_at, mailbox, token_id, mail_from,
-        recipients, verdict, trace_context, reserved_bytes, raw, attempts, run_after)
+        recipients, verdict, trace_context, reserved_bytes, raw, attempts, run_after, locked_by, lease_until)
       values (${row.id}, 'pending', ${row.receivedAt}, ${JSON.stringify(row.mailbox)}::jsonb, ${row.tokenId}, ${row.mailFrom},
         ${JSON.stringify(row.recipients)}::jsonb, ${JSON.stringify(row.verdict)}::jsonb, ${row.traceContext},
-        ${reservedBytes}, ${row.raw}, 0, ${row.receivedAt})`,
+        ${reservedBytes}, ${row.raw}, ${claim ? 1 : 0}, ${row.receivedAt}, ${claim?.lockedBy ?? null}, ${claim?.leaseUntil ?? null})`,
   );
 }
 

@@ -41,7 +41,7 @@ export class SubmissionQueue implements IntakeQueue<QueuedSubmission> {
     return releaseStorage(trx, q.mailbox.id, q.reservedBytes);
   }
 
-  whenQueued(kick: () => void): () => void {
-    return this.submission.whenQueued(kick);
+  get handoff() {
+    return this.submission.handoff;
   }
 }

@@ -21,6 +21,7 @@ import { findParentByMessageIds, inboundReferences } from '../delivery/threading
 import type { OutboundDraft } from '../sending/outbound.store.js';
 import { enqueueSubmission, type QueuedSubmission, type SubmissionRow } from './submission-queue.store.js';
 import { COMMIT_WITH_QUEUE_ROW, removeStored } from '../intake/intake-queue.store.js';
+import { LocalHandoff } from '../intake/local-handoff.js';
 import { tee } from '../../state/mail/tee.js';
 import { heldIfSmall, spool } from '../../state/mail/spool.js';
 import { authorFields } from '../../state/mail/author-fields.js';
@@ -90,7 +91,8 @@ export class SubmissionService {
   /** Whether each session's mailbox has a storage quota, read at its MAIL FROM (a queued message reserves only then). */
   private readonly quotaLimited = new WeakMap<Submitter, boolean>();
 
-  private readonly queuedListeners = new Set<() => void>();
+  /** Queued submissions go to this process's worker (IntakeQueueWorker) after their commit. */
+  readonly handoff = new LocalHandoff<QueuedSubmission>();
 
   /** MAIL FROM's read per session, reused for AUTH_CACHE_TTL (sender-read-cache.ts). */
   private readonly senderReads: SenderReadCache<Submitter>;
@@ -212,12 +214,6 @@ export class SubmissionService {
     return normalized;
   }
 
-  /** `listener` is told after each commit of a queued submission (the worker of this process). */
-  whenQueued(listener: () => void): () => void {
-    this.queuedListeners.add(listener);
-    return () => this.queuedListeners.delete(listener);
-  }
-
   /**
    * DATA. Resolves only after a commit, so 250 means durable. With queued submission
    * (SMTP_SUBMISSION_QUEUE, the default) a held message is decided in full first (`decide`: MIME
@@ -311,9 +307,13 @@ export class SubmissionService {
     try {
       const group = this.options.group;
       // Grouped by the mailbox, like its other writes.
-      await (group
-        ? group.run(row.mailbox.id, (trx) => enqueueSubmission(trx, row), COMMIT_WITH_QUEUE_ROW)
-        : this.db.writeTx((trx) => enqueueSubmission(trx, row), COMMIT_WITH_QUEUE_ROW));
+      await this.handoff.write(
+        (claim) =>
+          group
+            ? group.run(row.mailbox.id, (trx) => enqueueSubmission(trx, row, claim), COMMIT_WITH_QUEUE_ROW)
+            : this.db.writeTx((trx) => enqueueSubmission(trx, row, claim), COMMIT_WITH_QUEUE_ROW),
+        (claim) => ({ ...row, ...claim, attempts: 1 }),
+      );
     } catch (err) {
       if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') return null;
       throw err;
@@ -323,7 +323,6 @@ export class SubmissionService {
       mailboxId: row.mailbox.id,
       recipients: row.recipients.length,
     });
-    for (const listener of this.queuedListeners) listener();
     return { messageId: row.id, status: row.verdict.hold ? 'pending_approval' : 'queued' };
   }
 

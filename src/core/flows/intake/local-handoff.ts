@@ -1,0 +1,56 @@
+import type { ClaimedRow } from './intake-queue.store.js';
+
+/** The claim a queue row is written with when this process's worker takes it straight from the intake. */
+export interface HandoffClaim {
+  lockedBy: string;
+  leaseUntil: Date;
+}
+
+/** The worker of this process, as the intake of the same queue sees it (IntakeQueueWorker). */
+export interface HandoffReceiver<Q extends ClaimedRow> {
+  /** A claim for the next row, or null when the worker has no room (the row goes in unclaimed). */
+  reserve(): HandoffClaim | null;
+  /** The row written with a claim from `reserve` committed: store it. */
+  take(q: Q): void;
+  /** The row of a claim from `reserve` was not written. */
+  cancel(): void;
+  /** A row went in unclaimed: look at the queue now. */
+  kick(): void;
+}
+
+/**
+ * Between one queue's intake and the worker of the same process. When the worker has room, the
+ * intake writes the row already claimed for it (locked_by, lease_until, attempts 1) and hands it
+ * over after the commit as it holds it in memory: no claim UPDATE (a round trip and a commit) and
+ * no read of the message back. A row whose worker dies is due again when its lease ends, like one
+ * the claim query took. Without a worker here (the smtp role alone) or with a busy one, the row
+ * goes in unclaimed and any worker's claim takes it.
+ */
+export class LocalHandoff<Q extends ClaimedRow> {
+  private receiver: HandoffReceiver<Q> | null = null;
+
+  /** The worker starts taking rows; the returned function stops it. */
+  attach(receiver: HandoffReceiver<Q>): () => void {
+    this.receiver = receiver;
+    return () => {
+      if (this.receiver === receiver) this.receiver = null;
+    };
+  }
+
+  /**
+   * Writes one row through `write` (its commit included), with the worker's claim when it has
+   * room; `asClaimed` builds the row the worker is handed once the commit is done.
+   */
+  async write(write: (claim: HandoffClaim | null) => Promise<void>, asClaimed: (claim: HandoffClaim) => Q) {
+    const receiver = this.receiver;
+    const claim = receiver?.reserve() ?? null;
+    try {
+      await write(claim);
+    } catch (err) {
+      if (claim) receiver!.cancel();
+      throw err;
+    }
+    if (claim) receiver!.take(asClaimed(claim));
+    else receiver?.kick();
+  }
+}
