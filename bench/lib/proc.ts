@@ -24,6 +24,12 @@ export function rssMb(pid: number | undefined): number {
   }
 }
 
+/** This process's soft limit on open files (RLIMIT_NOFILE, /proc/self/limits); children inherit it. */
+export function openFilesLimit(): number {
+  const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+  return !m || m[1] === 'unlimited' ? Infinity : Number(m[1]);
+}
+
 /** Busy and total jiffies of the whole machine (first line of /proc/stat): context for the CPU figures. */
 export function machineJiffies(): { busy: number; total: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);

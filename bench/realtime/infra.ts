@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { IpcChild, script, startProcess } from '../lib/processes.js';
 import type { ClientSpec, FromClient, ToClient } from './clients.js';
 
-export function ceiling(port: number): Promise<ChildProcess> {
+export function ceiling(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   return startProcess(
     [...script('bench/realtime/ceiling-server'), String(port)],
-    {},
+    env,
     `http://127.0.0.1:${port}/healthz`,
   );
 }

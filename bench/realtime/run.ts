@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -6,21 +6,23 @@ import { startDnsStub } from '../lib/dns-stub.js';
 import { writeRatios } from '../lib/ratios.js';
 import { table } from '../lib/measure.js';
 import { freePort, redisServer, serve, stopProcess } from '../lib/processes.js';
-import { cpuSeconds } from '../lib/proc.js';
+import { cpuSeconds, openFilesLimit, rssMb } from '../lib/proc.js';
+import { shippedNodeFlags } from '../lib/node-flags.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { ceiling, ClientProcess } from './infra.js';
 import { nowMs, SmtpSender } from './smtp-sender.js';
 import type { ClientSpec } from './clients.js';
 
 // bench/realtime: end-to-end latency from inbound SMTP acceptance (end of DATA written to the
-// MX listener) to `message.received` on every subscribed socket, 2 realtime processes sharing
-// PostgreSQL and Redis, 100 mailboxes; side by side with a bare Socket.IO ceiling fed the same
-// payloads over HTTP. Latency and delivery ratio per client count.
+// MX listener) to `message.received` on every subscribed socket, 2 realtime processes (or
+// BENCH_RT_SERVERS) sharing PostgreSQL and Redis, 100 mailboxes; side by side with as many bare
+// Socket.IO servers fed the same payloads over HTTP. Latency and delivery ratio per client count.
 const CLIENTS = (process.env.BENCH_RT_CLIENTS ?? '1000,10000').split(',').map(Number);
 const MAILBOXES = 100;
 const RATE = Number(process.env.BENCH_RT_RATE ?? 20);
 const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? 15);
 const CLIENT_PROCS = Number(process.env.BENCH_RT_CLIENT_PROCS ?? 4);
+const SERVERS = Number(process.env.BENCH_RT_SERVERS ?? 2);
 const SMTP_CONNECTIONS = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (sorted: number[], p: number) =>
@@ -37,6 +39,8 @@ interface Row {
   'max ms': string;
   'p50/p99 from 250': string;
   'server CPU s': string;
+  /** Growth of both servers' VmRSS from before the connects to after the warm-up, per 1 000 sockets. */
+  'server RSS MB/1k sockets': string;
   'connect s': string;
 }
 /** When a message was handed over: `start` (end of DATA, or the ceiling's POST) and `accepted` (the 250; the POST's answer). */
@@ -64,6 +68,7 @@ async function phase(
       specs[i % CLIENT_PROCS]!.push({ url: urls[i % urls.length]!, auth: auth(mailboxes[m]!) });
       mailboxOf[i % CLIENT_PROCS]!.push(m);
     }
+    const rssBefore = serverPids.reduce<number>((a, pid) => a + rssMb(pid), 0);
     const t = Date.now();
     const ready = await Promise.all(procs.map((p, i) => p.connect(specs[i]!)));
     const connectS = (Date.now() - t) / 1000;
@@ -80,6 +85,7 @@ async function phase(
       await Promise.all([emit(2_000_000 + j, mailboxes[j % MAILBOXES]!.address), sleep(1000 / RATE)]);
     }
     await sleep(500);
+    const rssGrowth = serverPids.reduce<number>((a, pid) => a + rssMb(pid), 0) - rssBefore;
     const t0 = new Map<number, Sent>();
     const cpuBefore = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0);
     const pending: Array<Promise<void>> = [];
@@ -129,6 +135,7 @@ async function phase(
       'max ms': (latencies.at(-1) ?? NaN).toFixed(1),
       'p50/p99 from 250': `${pct(fromAccepted, 50).toFixed(1)} / ${pct(fromAccepted, 99).toFixed(1)}`,
       'server CPU s': cpu.toFixed(1),
+      'server RSS MB/1k sockets': ((rssGrowth / n) * 1000).toFixed(1),
       'connect s': connectS.toFixed(1),
     };
   } finally {
@@ -138,14 +145,29 @@ async function phase(
 }
 
 async function main(): Promise<void> {
+  // Each socket is a descriptor in a client process and in a server process: a limit below the
+  // larger share fails connects midway with EMFILE, so say so before starting.
+  const files = openFilesLimit();
+  const most = Math.max(...CLIENTS);
+  const needed = Math.ceil(most / Math.min(CLIENT_PROCS, SERVERS)) + 500;
+  if (files < needed)
+    throw new Error(
+      `bench/realtime: ${most} sockets need about ${needed} open files in each of ${Math.min(CLIENT_PROCS, SERVERS)} processes; this shell allows ${files} (ulimit -n; past the hard limit it takes CAP_SYS_RESOURCE), or spread them: BENCH_RT_SERVERS, BENCH_RT_CLIENT_PROCS`,
+    );
   const db = await scratchDatabase('mbx_bench_rt');
   const children = [];
   const dns = await startDnsStub({});
   try {
+    // The service's processes and the bare servers run with the V8 flags the service ships with.
+    const flags = shippedNodeFlags(readFileSync(path.resolve('package.json'), 'utf8')).join(' ');
+    const nodeOptions: Record<string, string> = flags ? { NODE_OPTIONS: flags } : {};
     const redisPort = await freePort();
     children.push(await redisServer(redisPort));
-    const [apiPort, mxPort, submissionPort, rt1, rt2, c1, c2] = await Promise.all(Array.from({ length: 7 }, freePort));
+    const [apiPort, mxPort, submissionPort] = await Promise.all(Array.from({ length: 3 }, freePort));
+    const rtPorts = await Promise.all(Array.from({ length: SERVERS }, freePort));
+    const ceilingPorts = await Promise.all(Array.from({ length: SERVERS }, freePort));
     const env = {
+      ...nodeOptions,
       DATABASE_URL: db.url,
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
@@ -169,16 +191,14 @@ async function main(): Promise<void> {
     );
 
     children.push(await serve('api,smtp,worker', apiPort!, env));
-    const realtime1 = await serve('realtime', rt1!, {
-      ...env,
-      MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
-    });
-    const realtime2 = await serve('realtime', rt2!, {
-      ...env,
-      MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
-    });
-    const [ceiling1, ceiling2] = [await ceiling(c1!), await ceiling(c2!)];
-    children.push(realtime1, realtime2, ceiling1, ceiling2);
+    const realtimes = [];
+    for (const port of rtPorts)
+      realtimes.push(
+        await serve('realtime', port!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) }),
+      );
+    const ceilings = [];
+    for (const port of ceilingPorts) ceilings.push(await ceiling(port!, nodeOptions));
+    children.push(...realtimes, ...ceilings);
     const senders = await Promise.all(Array.from({ length: SMTP_CONNECTIONS }, () => SmtpSender.open(mxPort!)));
     // Sequential per connection (SMTP has one transaction at a time): a simple chain per sender.
     const chains: Array<Promise<unknown>> = senders.map(() => Promise.resolve());
@@ -190,7 +210,7 @@ async function main(): Promise<void> {
       chains[i] = next;
       return next;
     };
-    const ceilingUrls = [`http://127.0.0.1:${c1}`, `http://127.0.0.1:${c2}`];
+    const ceilingUrls = ceilingPorts.map((p) => `http://127.0.0.1:${p}`);
     const viaCeiling = async (k: number, to: string): Promise<Sent> => {
       const event = {
         eventId: String(k + 1),
@@ -224,29 +244,34 @@ async function main(): Promise<void> {
     for (let k = 0; k < 20; k++) await viaSmtp(1_000_000 + k, mailboxes[k % MAILBOXES]!.address);
 
     const rows: Row[] = [];
-    const rtUrls = [`http://127.0.0.1:${rt1}`, `http://127.0.0.1:${rt2}`];
+    const rtUrls = rtPorts.map((p) => `http://127.0.0.1:${p}`);
     for (const n of CLIENTS) {
       rows.push(
-        await phase('service (SMTP → 2 realtime procs)', n, rtUrls, mailboxes, (m) => ({ token: m.token }), viaSmtp, [
-          realtime1.pid,
-          realtime2.pid,
-        ]),
+        await phase(
+          `service (SMTP → ${SERVERS} realtime procs)`,
+          n,
+          rtUrls,
+          mailboxes,
+          (m) => ({ token: m.token }),
+          viaSmtp,
+          realtimes.map((c) => c.pid),
+        ),
       );
       rows.push(
         await phase(
-          'ceiling (bare Socket.IO ×2)',
+          `ceiling (bare Socket.IO ×${SERVERS})`,
           n,
           ceilingUrls,
           mailboxes,
           (m) => ({ mailboxAddress: m.address }),
           viaCeiling,
-          [ceiling1.pid, ceiling2.pid],
+          ceilings.map((c) => c.pid),
         ),
       );
     }
     for (const s of senders) s.close();
     console.log(
-      `\nbench/realtime — ${RATE} inbound msgs/s for ${SECONDS} s, ${MAILBOXES} mailboxes, 2 realtime processes, ${CLIENT_PROCS} client processes, node ${process.version}\n`,
+      `\nbench/realtime — ${RATE} inbound msgs/s for ${SECONDS} s, ${MAILBOXES} mailboxes, ${SERVERS} realtime processes, ${CLIENT_PROCS} client processes, open files ${files} a process, node ${process.version} ${flags}\n`,
     );
     console.log(table(rows as unknown as Array<Record<string, string | number>>));
     const at1k = rows.find((r) => r.clients === 1000 && r.scenario.startsWith('service'));
@@ -266,7 +291,7 @@ async function main(): Promise<void> {
             work: `event p99 latency, ${n} sockets`,
             ours: Number(ours['p99 ms']),
             baseline: Number(bare['p99 ms']),
-            baselineName: 'bare Socket.IO ×2',
+            baselineName: `bare Socket.IO ×${SERVERS}`,
             unit: 'ms',
             goal: null,
             higherIsBetter: false,
@@ -277,7 +302,11 @@ async function main(): Promise<void> {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
-      JSON.stringify({ rate: RATE, seconds: SECONDS, rows }, null, 2),
+      JSON.stringify(
+        { rate: RATE, seconds: SECONDS, servers: SERVERS, clientProcesses: CLIENT_PROCS, openFiles: files, rows },
+        null,
+        2,
+      ),
     );
   } finally {
     for (const c of children.reverse()) await stopProcess(c);
