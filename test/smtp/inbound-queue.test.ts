@@ -4,7 +4,7 @@ import { rowsOf, waitFor } from '../delivery/helpers.js';
 import { deliverQueued } from '../support/intake-queue.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
-import { mxPort, startSmtpTestServer } from './world.js';
+import { mxPort, sendToMx, startSmtpTestServer } from './world.js';
 import { reservationFor } from '../../src/core/state/quota/storage-quota.store.js';
 import { claimInbound } from '../../src/core/flows/inbound/inbound-queue.store.js';
 import { QueueClaimLost } from '../../src/core/flows/intake/intake-queue.store.js';
@@ -31,17 +31,7 @@ const stored = (mailboxId: string) =>
   q`select id, subject, stored_bytes from message where mailbox_id = ${mailboxId} order by created_at`;
 const queueRow = async (id: string) => (await q`select * from inbound_queue where id = ${id}`)[0];
 
-/** One message over the wire, as a remote MTA sends it; the final reply line. */
-async function send(port: number, to: string, raw: string, from = 'news@sender.example'): Promise<string> {
-  const wire = await SmtpWire.connect(port);
-  await wire.cmd('EHLO peer.sender.example', 250);
-  await wire.cmd(`MAIL FROM:<${from}>`, 250);
-  await wire.cmd(`RCPT TO:<${to}>`, 250);
-  await wire.cmd('DATA', 354);
-  const reply = await wire.cmd(`${raw}\r\n.`);
-  await wire.cmd('QUIT', 221);
-  return reply.last;
-}
+const send = sendToMx;
 /** A series of GET /metrics (the database gauges are read at scrape time). */
 async function gauge(series: string): Promise<number | undefined> {
   const text = await (await fetch(`${server.url}/metrics`)).text();

@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
-import { deliverQueued } from '../support/intake-queue.js';
+import { deliverQueued, heldQueue, inboundQueue, localWorker, submissionQueue } from '../support/intake-queue.js';
 import { startDnsStub } from '../transport/dns-stub.js';
-import { SmtpWire, rfc5322 } from './smtp-wire.js';
-import { mxPort, startSmtpTestServer } from './world.js';
-import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/flows/intake/intake-queue.worker.js';
-import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
-import type { QueuedInbound } from '../../src/core/flows/inbound/inbound-queue.store.js';
-import { silentLogger } from '../../src/core/base/logger.js';
+import { rfc5322 } from './smtp-wire.js';
+import { loggedInWire, mxPort, sendToMx, startSmtpTestServer } from './world.js';
+import { sql } from '../../src/storage/database.js';
 
-// The hand-off between port 25's intake and the worker of the same process (LocalHandoff): while
+// The hand-off between an SMTP intake and the worker of the same process (LocalHandoff): while
 // the worker has room, the queue row is written already claimed for it and stored without a claim;
 // a busy worker leaves rows unclaimed for its claim; a row whose worker died is due at its lease's end.
 
@@ -20,8 +17,8 @@ let x: { domainId: string; name: string; token: string };
 const q = rowsOf(() => server);
 let boxes = 0;
 const newBox = () => server.createMailbox(x.token, `handoff${++boxes}@${x.name}`);
-const queueRow = async (id: string) =>
-  (await q`select locked_by, attempts, lease_until from inbound_queue where id = ${id}`)[0] as
+const queueRow = async (id: string, table: 'inbound_queue' | 'submission_queue' = 'inbound_queue') =>
+  (await q`select locked_by, attempts, lease_until from ${sql.table(table)} where id = ${id}`)[0] as
     { locked_by: string | null; attempts: number; lease_until: unknown } | undefined;
 const subjects = async (mailboxId: string) =>
   (await q`select subject from message where mailbox_id = ${mailboxId} order by subject`).map(
@@ -30,49 +27,8 @@ const subjects = async (mailboxId: string) =>
 
 /** One message to port 25; its queue id. */
 async function send(to: string, subject: string): Promise<string> {
-  const wire = await SmtpWire.connect(mxPort(server));
-  await wire.cmd('EHLO peer.sender.example', 250);
-  await wire.cmd('MAIL FROM:<news@sender.example>', 250);
-  await wire.cmd(`RCPT TO:<${to}>`, 250);
-  await wire.cmd('DATA', 354);
-  const reply = await wire.cmd(`${rfc5322({ from: 'news@sender.example', to, subject })}\r\n.`, 250);
-  await wire.cmd('QUIT', 221);
-  return /Queued as (inq_\w+)$/.exec(reply.last)![1]!;
-}
-
-/**
- * The real port 25 queue whose stores wait for `open()`: a worker with messages in flight, held
- * there so the test can look at the rows meanwhile.
- */
-function heldQueue() {
-  const { db, transport } = server.runtime.services;
-  const inner = new InboundQueue(db, transport.inbound, silentLogger);
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const queue: IntakeQueue<QueuedInbound> = {
-    route: inner.route,
-    table: inner.table,
-    handoff: inner.handoff,
-    claim: (...a) => inner.claim(...a),
-    release: (trx, row) => inner.release(trx, row),
-    store: async (row) => {
-      await gate;
-      return inner.store(row);
-    },
-  };
-  return { queue, open };
-}
-
-function worker(queue: IntakeQueue<QueuedInbound>, batch: number) {
-  const { db, clock } = server.runtime.services;
-  return new IntakeQueueWorker(db, queue, clock, silentLogger, {
-    workerId: 'handoff-test',
-    pollIntervalMs: 3_600_000, // never polls: what is stored came by hand-off or by the wake-up
-    leaseMs: 60_000,
-    batch,
-    retry: { baseMs: 1_000, maxMs: 1_000 },
-    maxAttempts: 3,
-  });
+  const reply = await sendToMx(mxPort(server), to, rfc5322({ from: 'news@sender.example', to, subject }));
+  return /^250 .*Queued as (inq_\w+)$/.exec(reply)![1]!;
 }
 
 beforeAll(async () => {
@@ -88,9 +44,8 @@ afterAll(async () => {
 describe('port 25 queue: the hand-off to the worker of the same process', () => {
   it('writes the row claimed for a worker with room, leaves the one past its room unclaimed, and stores both', async () => {
     const box = await newBox();
-    const held = heldQueue();
-    const w = worker(held.queue, 1);
-    w.start();
+    const held = heldQueue(inboundQueue(server.runtime));
+    const w = localWorker(server.runtime, held.queue, { workerId: 'handoff-test', batch: 1 });
     try {
       const first = await send(box.address, 'first');
       const second = await send(box.address, 'second');
@@ -111,9 +66,8 @@ describe('port 25 queue: the hand-off to the worker of the same process', () => 
 
   it('stop waits for a handed-over message; a stopped worker takes no more', async () => {
     const box = await newBox();
-    const held = heldQueue();
-    const w = worker(held.queue, 4);
-    w.start();
+    const held = heldQueue(inboundQueue(server.runtime));
+    const w = localWorker(server.runtime, held.queue, { workerId: 'handoff-test', batch: 4 });
     const id = await send(box.address, 'in flight');
     expect(await queueRow(id)).toMatchObject({ locked_by: 'handoff-test' });
     let stopped = false;
@@ -150,5 +104,32 @@ describe('port 25 queue: the hand-off to the worker of the same process', () => 
     // Another worker's claim skips it while the lease holds, takes it after.
     await deliverQueued(server.runtime, id, 15_000);
     expect(await subjects(box.mailboxId)).toEqual(['orphaned']);
+  });
+});
+
+describe('port 587 queue: the same hand-off', () => {
+  it('writes the row claimed for the worker with room and the worker writes the message under the 250 id', async () => {
+    const box = await newBox();
+    const held = heldQueue(submissionQueue(server.runtime));
+    const w = localWorker(server.runtime, held.queue, { workerId: 'handoff-587', batch: 4 });
+    try {
+      const wire = await loggedInWire(server, box);
+      wire.awaitQueued = false; // the test looks at the row itself
+      await wire.cmd(`MAIL FROM:<${box.address}>`, 250);
+      await wire.cmd('RCPT TO:<someone@remote.example>', 250);
+      await wire.cmd('DATA', 354);
+      const reply = await wire.cmd(
+        `${rfc5322({ from: box.address, to: 'someone@remote.example', subject: 'handed over' })}\r\n.`,
+        250,
+      );
+      await wire.cmd('QUIT', 221);
+      const id = /Queued as (msg_\w+)$/.exec(reply.last)![1]!;
+      expect(await queueRow(id, 'submission_queue')).toMatchObject({ locked_by: 'handoff-587', attempts: 1 });
+      held.open();
+      await waitFor(async () => (await queueRow(id, 'submission_queue')) === undefined, 10_000, 'the write');
+      expect((await q`select id, subject from message where id = ${id}`)[0]).toMatchObject({ subject: 'handed over' });
+    } finally {
+      await w.stop();
+    }
   });
 });

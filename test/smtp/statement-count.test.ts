@@ -4,11 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, type TestServer } from '../support/harness.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, startSmtpTestServer } from './world.js';
-import { deliverQueued, queueWorker, submissionQueueWorker, writeQueuedSubmissions } from '../support/intake-queue.js';
-import { IntakeQueueWorker, type IntakeQueue } from '../../src/core/flows/intake/intake-queue.worker.js';
-import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
-import type { QueuedInbound } from '../../src/core/flows/inbound/inbound-queue.store.js';
-import { silentLogger } from '../../src/core/base/logger.js';
+import {
+  deliverQueued,
+  heldQueue,
+  inboundQueue,
+  localWorker,
+  queueWorker,
+  submissionQueueWorker,
+  writeQueuedSubmissions,
+} from '../support/intake-queue.js';
 
 // Statements PostgreSQL runs for one message, MAIL FROM to the 250 (BEGIN and COMMIT included):
 // every round trip costs both processes CPU on a shared machine (bench/smtp,
@@ -145,32 +149,9 @@ describe.skipIf(ENGINE !== 'postgres')('SMTP: statements per message', () => {
   });
 
   it('inbound on 25 with a worker in the same process: no claim, the row handed over after its commit', async () => {
-    const { db, clock, transport } = server.runtime.services;
-    const inner = new InboundQueue(db, transport.inbound, silentLogger);
-    let claims: Promise<unknown> = Promise.resolve();
-    const queue: IntakeQueue<QueuedInbound> = {
-      route: inner.route,
-      table: inner.table,
-      handoff: inner.handoff,
-      claim: (...a) => {
-        const c = inner.claim(...a);
-        claims = c;
-        return c;
-      },
-      release: (trx, row) => inner.release(trx, row),
-      store: (row) => inner.store(row),
-    };
-    const worker = new IntakeQueueWorker(db, queue, clock, silentLogger, {
-      workerId: 'statement-count',
-      pollIntervalMs: 3_600_000,
-      leaseMs: 60_000,
-      batch: 32,
-      retry: { baseMs: 1_000, maxMs: 1_000 },
-      maxAttempts: 1,
-    });
-    worker.start();
-    await new Promise((r) => setImmediate(r));
-    await claims; // its start looks at the queue once (empty): not part of the count
+    const held = heldQueue(inboundQueue(server.runtime), false);
+    const worker = localWorker(server.runtime, held.queue, { workerId: 'statement-count', batch: 32 });
+    await held.claimed(); // its start looks at the queue once (empty): not part of the count
     const wire = await SmtpWire.connect(mxPort(server));
     await wire.cmd('EHLO sender.example', 250);
     const all = await counted(async () => {

@@ -28,6 +28,18 @@ export async function loggedInWire(s: TestServer, mailbox: { address: string; to
   return wire;
 }
 
+/** One message over the wire to port 25, as a remote MTA sends it; the final reply line. */
+export async function sendToMx(port: number, to: string, raw: string, from = 'news@sender.example'): Promise<string> {
+  const wire = await SmtpWire.connect(port);
+  await wire.cmd('EHLO peer.sender.example', 250);
+  await wire.cmd(`MAIL FROM:<${from}>`, 250);
+  await wire.cmd(`RCPT TO:<${to}>`, 250);
+  await wire.cmd('DATA', 354);
+  const reply = await wire.cmd(`${raw}\r\n.`);
+  await wire.cmd('QUIT', 221);
+  return reply.last;
+}
+
 /** The self-signed certificate the server generated, so clients can verify it for real. */
 export const serverCert = (s: TestServer): string => readFileSync(path.join(s.dataDir, 'smtp-tls', 'cert.pem'), 'utf8');
 

@@ -57,20 +57,69 @@ const DRIVEN = {
   maxAttempts: 1,
 };
 
+/** Port 25's queue on `runtime`'s services, as the worker role drives it. */
+export const inboundQueue = (runtime: Runtime): InboundQueue =>
+  new InboundQueue(runtime.services.db, runtime.services.transport.inbound, silentLogger);
+
+/** Port 587's queue on `runtime`'s services. */
+export const submissionQueue = (runtime: Runtime): SubmissionQueue =>
+  new SubmissionQueue(runtime.services.db, runtime.services.transport.submission, silentLogger);
+
 /**
  * A worker of port 25's queue on `runtime`'s services that a test drives with `runOnce` (never
  * started): one attempt per claim, so a refusal shows at once as a `failed` row.
  */
 export const queueWorker = (runtime: Runtime): IntakeQueueWorker<QueuedInbound> =>
-  driven(runtime, (s) => new InboundQueue(s.db, s.transport.inbound, silentLogger));
+  driven(runtime.services, inboundQueue(runtime));
 
 /** The same for port 587's queue. */
 export const submissionQueueWorker = (runtime: Runtime): IntakeQueueWorker<QueuedSubmission> =>
-  driven(runtime, (s) => new SubmissionQueue(s.db, s.transport.submission, silentLogger));
+  driven(runtime.services, submissionQueue(runtime));
 
-function driven<Q extends ClaimedRow>(runtime: Runtime, queueOf: (s: Services) => IntakeQueue<Q>) {
-  const s = runtime.services;
-  return new IntakeQueueWorker(s.db, queueOf(s), s.clock, silentLogger, DRIVEN);
+function driven<Q extends ClaimedRow>(s: Services, queue: IntakeQueue<Q>, options = DRIVEN) {
+  return new IntakeQueueWorker(s.db, queue, s.clock, silentLogger, options);
+}
+
+/**
+ * A started worker of `queue` in this process, as the worker role runs one: it takes the rows its
+ * intake hands over (LocalHandoff) and claims what waits when it has room, but never polls, so
+ * whatever it stores came by hand-off or by its own wake-up. `stop()` it at the end.
+ */
+export function localWorker<Q extends ClaimedRow>(
+  runtime: Runtime,
+  queue: IntakeQueue<Q>,
+  o: { workerId: string; batch: number },
+): IntakeQueueWorker<Q> {
+  const worker = driven(runtime.services, queue, { ...DRIVEN, ...o, pollIntervalMs: 3_600_000, maxAttempts: 3 });
+  worker.start();
+  return worker;
+}
+
+/**
+ * `inner` with stores that wait until `open()` (a worker with messages in flight, held there so a
+ * test can look at the rows meanwhile; `held: false` lets them through) and the latest claim kept
+ * for the test to await (`claimed()`).
+ */
+export function heldQueue<Q extends ClaimedRow>(inner: IntakeQueue<Q>, held = true) {
+  let open = () => {};
+  const gate = held ? new Promise<void>((resolve) => (open = resolve)) : Promise.resolve();
+  let lastClaim: Promise<unknown> = Promise.resolve();
+  const queue: IntakeQueue<Q> = {
+    route: inner.route,
+    table: inner.table,
+    handoff: inner.handoff,
+    claim: (...a) => {
+      const claim = inner.claim(...a);
+      lastClaim = claim;
+      return claim;
+    },
+    release: (trx, row) => inner.release(trx, row),
+    store: async (row) => {
+      await gate;
+      return inner.store(row);
+    },
+  };
+  return { queue, open: () => open(), claimed: () => lastClaim };
 }
 
 const byPort = new Map<number, Runtime>();
