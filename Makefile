@@ -70,7 +70,7 @@ soak: build services
 bench-smoke: build services
 	rm -rf bench/results/latest && mkdir -p bench/results && touch bench/results/.smoke-start
 	BENCH_SMALL=2000 SEARCH_BENCH_MESSAGES=$${SEARCH_BENCH_MESSAGES:-20000} BENCH_SECONDS=2 BENCH_ROUNDS=1 node dist/bench/http/run.js
-	BENCH_SMTP_SECONDS=2 BENCH_SMTP_CLIENTS=4 node dist/bench/smtp/run.js
+	BENCH_SMTP_SECONDS=2 BENCH_SMTP_CLIENTS=4 BENCH_SMTP_BURST_SECONDS=3 node dist/bench/smtp/run.js
 	BENCH_RT_CLIENTS=200 BENCH_RT_SECONDS=5 BENCH_RT_CLIENT_PROCS=1 node dist/bench/realtime/run.js
 	BENCH_CONSOLE_MESSAGES=1000 BENCH_CONSOLE_RUNS=1 node dist/bench/console/run.js
 	node dist/bench/extraction/run.js

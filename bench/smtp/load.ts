@@ -16,6 +16,11 @@ export interface LoadOptions {
   starttls: boolean;
   /** Client i's envelope and credentials (AUTH PLAIN is used when the server offers it). */
   identity: (i: number) => ClientIdentity;
+  /**
+   * Messages per second over all clients, each client keeping its share on a fixed schedule (a
+   * client behind it sends at once, as fast as the server answers); unset, as fast as answered.
+   */
+  ratePerSecond?: number;
 }
 
 export interface LoadFigures {
@@ -126,7 +131,12 @@ async function session(
     }
     const pipelining = /PIPELINING/.test(ehlo);
     const data = dataBlock(tenKbMessage(id.from, id.to));
-    while (Date.now() < deadline) {
+    const interval = o.ratePerSecond ? (1000 * o.clients) / o.ratePerSecond : 0;
+    const first = performance.now() + Math.random() * interval; // the clients' slots spread over one interval
+    for (let sent = 0; Date.now() < deadline; sent++) {
+      const slot = first + sent * interval;
+      if (slot > performance.now()) await new Promise((r) => setTimeout(r, slot - performance.now()));
+      if (Date.now() >= deadline) break;
       const t0 = performance.now();
       try {
         if (pipelining) {

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
       const usage0 = process.cpuUsage();
       const t0 = performance.now();
       let messages = 0;
-      for (let n = await worker.runOnce(); n > 0; n = await worker.runOnce()) messages += n;
+      messages = await worker.drain();
       const seconds = (performance.now() - t0) / 1000;
       const cpu = meter();
       // User and system apart: a profile's writev is mostly time descheduled, which /proc does not count.

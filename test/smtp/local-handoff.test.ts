@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/harness.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
-import { deliverQueued, heldQueue, inboundQueue, localWorker, submissionQueue } from '../support/intake-queue.js';
+import {
+  deliverQueued,
+  heldQueue,
+  inboundQueue,
+  localWorker,
+  queueWorker,
+  submissionQueue,
+} from '../support/intake-queue.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 import { rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, sendToMx, startSmtpTestServer } from './world.js';
@@ -104,6 +111,37 @@ describe('port 25 queue: the hand-off to the worker of the same process', () => 
     // Another worker's claim skips it while the lease holds, takes it after.
     await deliverQueued(server.runtime, id, 15_000);
     expect(await subjects(box.mailboxId)).toEqual(['orphaned']);
+  });
+});
+
+describe("port 25 queue: the worker's batch", () => {
+  it('stays full: a slow message holds only its own place while the backlog behind it is stored', async () => {
+    const box = await newBox();
+    // Queued while no worker of this process runs: a backlog of unclaimed rows, the first one slow.
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await send(box.address, `backlog ${String(i).padStart(2, '0')}`));
+    const held = heldQueue(inboundQueue(server.runtime), (row) => row.id === ids[0]);
+    const w = localWorker(server.runtime, held.queue, { workerId: 'batch-test', batch: 4 });
+    try {
+      // A batch that waited for its slowest message would stop at the three claimed beside it.
+      await waitFor(async () => (await subjects(box.mailboxId)).length === 9, 10_000, 'the other nine stored');
+      expect(await queueRow(ids[0]!)).toMatchObject({ locked_by: 'batch-test', attempts: 1 });
+      held.open();
+      await waitFor(async () => (await subjects(box.mailboxId)).length === 10, 10_000, 'the slow one stored');
+      expect(await subjects(box.mailboxId)).toEqual(ids.map((_, i) => `backlog ${String(i).padStart(2, '0')}`));
+    } finally {
+      held.open();
+      await w.stop();
+    }
+  });
+
+  it('drain stores a backlog with the batch kept full and returns how many it stored', async () => {
+    const box = await newBox();
+    for (let i = 0; i < 7; i++) await send(box.address, `drained ${i}`);
+    const w = queueWorker(server.runtime);
+    expect(await w.drain()).toBe(7);
+    expect(await subjects(box.mailboxId)).toHaveLength(7);
+    expect(await w.drain()).toBe(0);
   });
 });
 

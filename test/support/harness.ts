@@ -133,6 +133,11 @@ export async function startTestServer(options: StartTestOptions = {}): Promise<T
     // Many tests send bad tokens from 127.0.0.1 on purpose; the credential-failure budget of one
     // address is tested where it is the subject (test/reliability/brute-force.test.ts, SMTP limits).
     AUTH_FAILURES_PER_15M: '1000000',
+    // A test's server closes with whatever its tests left open (a long-poll, an SMTP session): the
+    // drains a deployment gives them (10 s, 5 s) only make the file wait. Where draining is the
+    // subject, the test sets its own (test/reliability/shutdown.test.ts).
+    HTTP_DRAIN_TIMEOUT: '500ms',
+    SMTP_CLOSE_TIMEOUT: '500ms',
     ...options.env,
   });
   const runtime = await startRuntime(config, {

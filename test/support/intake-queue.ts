@@ -97,12 +97,13 @@ export function localWorker<Q extends ClaimedRow>(
 
 /**
  * `inner` with stores that wait until `open()` (a worker with messages in flight, held there so a
- * test can look at the rows meanwhile; `held: false` lets them through) and the latest claim kept
- * for the test to await (`claimed()`).
+ * test can look at the rows meanwhile; `held: false` lets them through, a predicate holds only the
+ * rows it names) and the latest claim kept for the test to await (`claimed()`).
  */
-export function heldQueue<Q extends ClaimedRow>(inner: IntakeQueue<Q>, held = true) {
+export function heldQueue<Q extends ClaimedRow>(inner: IntakeQueue<Q>, held: boolean | ((row: Q) => boolean) = true) {
   let open = () => {};
   const gate = held ? new Promise<void>((resolve) => (open = resolve)) : Promise.resolve();
+  const holds = typeof held === 'function' ? held : () => held;
   let lastClaim: Promise<unknown> = Promise.resolve();
   const queue: IntakeQueue<Q> = {
     route: inner.route,
@@ -115,7 +116,7 @@ export function heldQueue<Q extends ClaimedRow>(inner: IntakeQueue<Q>, held = tr
     },
     release: (trx, row) => inner.release(trx, row),
     store: async (row) => {
-      await gate;
+      if (holds(row)) await gate;
       return inner.store(row);
     },
   };

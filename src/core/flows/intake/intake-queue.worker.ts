@@ -63,8 +63,11 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
   /** Counts rows this process queued unclaimed; `claimedThrough` is the count a claim last emptied them at. */
   private unclaimed = 0;
   private claimedThrough = 0;
+  /** The last claim took all it had room for: more rows may be due. */
+  private backlog = false;
   private stopping = false;
-  private readonly drained = new Set<() => void>();
+  /** Callers waiting for `inFlight` to fall to a level (stop, drain). */
+  private readonly waiters = new Set<{ level: number; resolve: () => void }>();
   private detach: (() => void) | undefined;
 
   constructor(
@@ -74,7 +77,7 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
     private readonly log: Logger,
     private readonly options: IntakeQueueWorkerOptions,
   ) {
-    this.loop = new PollingLoop(async () => (await this.runOnce()) > 0, {
+    this.loop = new PollingLoop(async () => (await this.fill()).length > 0, {
       intervalMs: options.pollIntervalMs,
       onError: (err) => log.warn(`${queue.route}_queue.poll_failed`, { workerId: options.workerId, err }),
     });
@@ -91,7 +94,7 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
     this.stopping = true;
     this.detach?.();
     await this.loop.stop();
-    while (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.add(resolve));
+    await this.inFlightAtMost(0);
   }
 
   reserve(): HandoffClaim | null {
@@ -115,9 +118,36 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
 
   /** Claims and stores one batch, as many rows as there is room for; the number of rows claimed. */
   async runOnce(): Promise<number> {
+    const stores = await this.fill();
+    await Promise.all(stores);
+    return stores.length;
+  }
+
+  /**
+   * Stores every due row as the running loop does (the batch kept full, claims at half free)
+   * until a claim finds none and nothing is in flight; the number stored. For a backlog drained
+   * without the loop's timer (benches, tests).
+   */
+  async drain(): Promise<number> {
+    let stored = 0;
+    for (;;) {
+      const claimed = (await this.fill()).length;
+      stored += claimed;
+      if (this.backlog) await this.inFlightAtMost(this.options.batch / 2);
+      else if (this.inFlight > 0) await this.inFlightAtMost(0);
+      else if (claimed === 0) return stored;
+    }
+  }
+
+  /**
+   * Claims as many due rows as there is room for and starts storing them, without waiting: the
+   * loop claims again when half the batch has finished (`finished`), so a backlog keeps the batch
+   * full instead of waiting for each batch's slowest message.
+   */
+  private async fill(): Promise<Promise<void>[]> {
     const { workerId, batch, leaseMs } = this.options;
     const room = batch - this.inFlight;
-    if (room <= 0) return 0;
+    if (room <= 0) return [];
     this.inFlight += room; // held while the claim runs, so hand-offs meanwhile stay within the batch
     const seen = this.unclaimed;
     let claimed: Q[];
@@ -128,20 +158,28 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
       throw err;
     }
     if (claimed.length < room) this.claimedThrough = seen; // nothing queued here before the claim is left
+    this.backlog = claimed.length === room; // a full claim: more may be due
     this.finished(room - claimed.length);
-    await Promise.all(claimed.map((q) => this.store(q).finally(() => this.finished(1))));
-    return claimed.length;
+    return claimed.map((q) => this.store(q).finally(() => this.finished(1)));
   }
 
   private finished(n: number): void {
     if (n === 0) return;
     this.inFlight -= n;
-    // Room again while rows this process queued unclaimed (it had none) wait: claim them now.
-    if (this.unclaimed > this.claimedThrough && !this.stopping) this.loop.kick();
-    if (this.inFlight > 0) return;
-    const waiters = [...this.drained];
-    this.drained.clear();
-    for (const resolve of waiters) resolve();
+    // Room again while rows wait (a full claim left more due, or rows this process queued
+    // unclaimed): claim them, once half the batch is free so claims stay batches.
+    const waiting = this.backlog || this.unclaimed > this.claimedThrough;
+    if (waiting && !this.stopping && this.inFlight <= this.options.batch / 2) this.loop.kick();
+    for (const waiter of this.waiters) {
+      if (this.inFlight > waiter.level) continue;
+      this.waiters.delete(waiter);
+      waiter.resolve();
+    }
+  }
+
+  private inFlightAtMost(level: number): Promise<void> {
+    if (this.inFlight <= level) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.add({ level, resolve }));
   }
 
   private async store(q: Q): Promise<void> {

@@ -13,6 +13,7 @@ import {
 } from './webhook-outbox.store.js';
 import { sendWebhook } from './webhook-sender.js';
 import { PollingLoop } from '../../base/loops/polling-loop.js';
+import { WebhookWake } from './webhook-wake.js';
 
 /** The disabled reason of a webhook whose registering token went away. */
 export const REVOKED_REASON = 'the token that registered this webhook is disabled, deleted or expired';
@@ -49,7 +50,8 @@ export const webhookLeaseMs = (workerLeaseMs: number, timeoutMs: number): number
  * Delivers the webhook outbox (docs/api.md, "Webhooks"), in the worker role. `concurrency` loops
  * each claim one due row under a lease (SKIP LOCKED), so any number of workers and loops never
  * send the same attempt twice at once, while one slow receiver holds only one loop per mailbox
- * queue. Wakes on every event of this process, and polls for the rest (other replicas, retries).
+ * queue. Wakes on the events of mailboxes a webhook listens to (WebhookWake), and polls for the
+ * rest (other replicas, retries, a webhook newer than what WebhookWake remembers).
  */
 export class WebhookWorker {
   private readonly loop: PollingLoop;
@@ -63,7 +65,12 @@ export class WebhookWorker {
       intervalMs: options.pollIntervalMs,
       concurrency: options.concurrency,
       onError: (err) => services.log.warn('webhook.poll_failed', { workerId: options.workerId, err }),
-      wakeOn: (kick) => services.bus.subscribe(kick),
+      wakeOn: (kick) => {
+        const wake = new WebhookWake(services.db, services.clock);
+        return services.bus.subscribe((event) => {
+          void wake.wanted(event.mailboxId).then((wanted) => wanted && kick());
+        });
+      },
     });
   }
 
