@@ -43,7 +43,13 @@ export interface BurstOptions {
 export async function measureBurst(o: BurstOptions): Promise<BurstFigures> {
   const db = await scratchDatabase('mbx_bench_burst');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mbx-bench-burst-'));
-  const env = { ...o.env, DATABASE_URL: db.url, MAILBOX_DATA_DIR: dataDir, SMTP_MX_PORT: String(o.ports.mx) };
+  const env = {
+    ...o.env,
+    DATABASE_URL: db.url,
+    MAILBOX_DATA_DIR: dataDir,
+    SMTP_MX_PORT: String(o.ports.mx),
+    SMTP_SUBMISSION_PORT: '0', // any free port: the burst is port 25's
+  };
   const processes = [];
   const client = new pg.Client({ connectionString: db.url });
   try {
