@@ -4,6 +4,7 @@ import { startTestServer, type TestServer } from '../support/harness.js';
 import { seedBulk } from '../support/seed-messages.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
 import { WebhookWorker, webhookLeaseMs } from '../../src/core/flows/webhooks/webhook-worker.js';
+import { testWebhookWorkerOptions } from './worker-options.js';
 
 // The webhook lease rule (docs/api.md, "Webhooks"): a claimed delivery is leased for
 // max(WORKER_LEASE, 3 × WEBHOOK_TIMEOUT). Two workers share one outbox with a WORKER_LEASE far
@@ -62,18 +63,16 @@ describe('the webhook lease', () => {
     for (const box of [a, b]) await seedBulk(server, box.mailboxId, 3);
     const { services } = server.runtime;
     for (const name of ['one', 'two']) {
-      const w = new WebhookWorker(services, services.webhookCipher, {
-        workerId: `lease-test-${name}`,
-        pollIntervalMs: 50,
-        leaseMs: WORKER_LEASE_MS,
-        timeoutMs: TIMEOUT_MS,
-        connectTimeoutMs: TIMEOUT_MS,
-        inFlightPerDomain: 4,
-        retry: { baseMs: 100, maxMs: 400 },
-        disableAfterMs: 3_600_000,
-        concurrency: 2,
-        policy: { allowPrivate: true },
-      });
+      const w = new WebhookWorker(
+        services,
+        services.webhookCipher,
+        testWebhookWorkerOptions({
+          workerId: `lease-test-${name}`,
+          leaseMs: WORKER_LEASE_MS,
+          timeoutMs: TIMEOUT_MS,
+          connectTimeoutMs: TIMEOUT_MS,
+        }),
+      );
       w.start();
       workers.push(w);
     }

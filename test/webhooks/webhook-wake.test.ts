@@ -6,11 +6,12 @@ import { rowsOf, waitFor } from '../delivery/helpers.js';
 import { WebhookWorker } from '../../src/core/flows/webhooks/webhook-worker.js';
 import { WebhookWake } from '../../src/core/flows/webhooks/webhook-wake.js';
 import { ManualClock } from '../support/tenants.js';
+import { testWebhookWorkerOptions } from './worker-options.js';
 
-// What wakes the webhook worker (webhook-wake.ts): the events of mailboxes a webhook listens to.
-// Waking on every event had every loop of every worker process run a claim (under one global
-// claim lock) for each message of every mailbox, webhooks or not. The worker here never polls
-// (an hour's interval), so each claim it runs was woken by an event.
+// What wakes the webhook worker (webhook-wake.ts): the events some webhook wants, by the event
+// log's own fan-out rule. Waking on every event would have every loop of every worker process run
+// a claim (under one global claim lock) for each message of every mailbox, webhooks or not. The
+// worker here never polls (an hour's interval), so each claim it runs was woken by an event.
 
 let server: TestServer;
 let rx: http.Server;
@@ -59,18 +60,11 @@ describe('waking the webhook worker', () => {
     ).toBe(201);
     for (const box of [a, b]) await seedBulk(server, box.mailboxId, 5);
     const { services } = server.runtime;
-    const worker = new CountingWorker(services, services.webhookCipher, {
-      workerId: 'wake-test',
-      pollIntervalMs: 3_600_000,
-      leaseMs: 30_000,
-      timeoutMs: 5_000,
-      connectTimeoutMs: 5_000,
-      inFlightPerDomain: 4,
-      retry: { baseMs: 100, maxMs: 400 },
-      disableAfterMs: 3_600_000,
-      concurrency: 4,
-      policy: { allowPrivate: true },
-    });
+    const worker = new CountingWorker(
+      services,
+      services.webhookCipher,
+      testWebhookWorkerOptions({ workerId: 'wake-test', pollIntervalMs: 3_600_000, concurrency: 4 }),
+    );
     worker.start();
     try {
       // The loops' first look at start, then nothing more: five events of a mailbox no webhook hears.
@@ -89,17 +83,19 @@ describe('waking the webhook worker', () => {
     }
   });
 
-  it('remembers an answer for its TTL, then asks again', async () => {
+  it('remembers an answer for its TTL, then asks again, by event type as the fan-out does', async () => {
     const clock = new ManualClock();
     const domain = await server.createDomain();
     const box = await server.createMailbox(domain.token, `later@${domain.name}`);
     const wake = new WebhookWake(server.runtime.services.db, clock, 2_000);
-    expect(await wake.wanted(box.mailboxId)).toBe(false);
+    expect(await wake.wanted(box.mailboxId, 'message.received')).toBe(false);
     const port = (rx.address() as { port: number }).port;
-    const url = `http://127.0.0.1:${port}/later`;
-    expect((await server.api(domain.token).post('/api/domain/webhooks', { url })).status).toBe(201);
-    expect(await wake.wanted(box.mailboxId)).toBe(false); // still the remembered answer
+    const hook = { url: `http://127.0.0.1:${port}/later`, eventTypes: ['message.received'] };
+    expect((await server.api(domain.token).post('/api/domain/webhooks', hook)).status).toBe(201);
+    expect(await wake.wanted(box.mailboxId, 'message.received')).toBe(false); // still the remembered answer
     clock.advance(2_000);
-    expect(await wake.wanted(box.mailboxId)).toBe(true);
+    expect(await wake.wanted(box.mailboxId, 'message.received')).toBe(true);
+    // A type the webhook does not take queues no delivery, so it wakes nothing either.
+    expect(await wake.wanted(box.mailboxId, 'message.read-state')).toBe(false);
   });
 });

@@ -50,7 +50,7 @@ export const webhookLeaseMs = (workerLeaseMs: number, timeoutMs: number): number
  * Delivers the webhook outbox (docs/api.md, "Webhooks"), in the worker role. `concurrency` loops
  * each claim one due row under a lease (SKIP LOCKED), so any number of workers and loops never
  * send the same attempt twice at once, while one slow receiver holds only one loop per mailbox
- * queue. Wakes on the events of mailboxes a webhook listens to (WebhookWake), and polls for the
+ * queue. Wakes on the events some webhook wants (WebhookWake), and polls for the
  * rest (other replicas, retries, a webhook newer than what WebhookWake remembers).
  */
 export class WebhookWorker {
@@ -68,7 +68,7 @@ export class WebhookWorker {
       wakeOn: (kick) => {
         const wake = new WebhookWake(services.db, services.clock);
         return services.bus.subscribe((event) => {
-          void wake.wanted(event.mailboxId).then((wanted) => wanted && kick());
+          void wake.wanted(event.mailboxId, event.type).then((wanted) => wanted && kick());
         });
       },
     });

@@ -126,13 +126,3 @@ export function toWebhookView(r: WebhookRow): WebhookView {
     lastError: r.last_error,
   };
 }
-
-/** Whether a webhook (an events subscription's included) would receive some event of `mailboxId`. */
-export async function mailboxHasWebhooks(db: Database, mailboxId: string): Promise<boolean> {
-  const row = await db.one(sql<{ wanted: boolean }>`select exists (select 1 from webhook w
-      join mailbox m on m.domain_id = w.domain_id
-      where m.id = ${mailboxId} and w.disabled_at is null
-        and (w.mailbox_id is null or w.mailbox_id = ${mailboxId})
-        and (w.mailbox_ids is null or ${mailboxId} = any(w.mailbox_ids))) as wanted`);
-  return row?.wanted === true;
-}

@@ -113,7 +113,8 @@ export async function deleteEventsBeyondCap(db: Database, cap: number, batch: nu
  * listed mailboxes, and one of its event types. With no webhook in the domain this is one probe
  * of webhook_domain_live_idx.
  * The event log owns this fan-out: appendEventRow inserts one delivery row per match in the
- * statement that appends the event (the webhook outbox reads those rows).
+ * statement that appends the event (the webhook outbox reads those rows), and webhooksWant asks
+ * the same question to decide whether an announced event is worth waking the webhook worker.
  */
 function webhooksWanting(domainId: SqlFragment, mailboxId: string, type: string) {
   return sql`select w.id from webhook w
@@ -121,4 +122,13 @@ function webhooksWanting(domainId: SqlFragment, mailboxId: string, type: string)
       and (w.mailbox_id is null or w.mailbox_id = ${mailboxId})
       and (w.mailbox_ids is null or ${mailboxId} = any(w.mailbox_ids))
       and (w.event_types is null or ${type} = any(w.event_types))`;
+}
+
+/** Whether some live webhook wants an event of `type` in `mailboxId`: appendEventRow's fan-out, asked alone. */
+export async function webhooksWant(db: Database, mailboxId: string, type: string): Promise<boolean> {
+  const domainOf = sql`(select domain_id from mailbox where id = ${mailboxId})`;
+  const row = await db.one(
+    sql<{ wanted: boolean }>`select exists (${webhooksWanting(domainOf, mailboxId, type)}) as wanted`,
+  );
+  return row?.wanted === true;
 }
