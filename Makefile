@@ -32,10 +32,11 @@ run: build
 ## make test AREA=smtp: only test/smtp/, on the projects its files belong to (any folder of test/).
 ## It builds first: the ~150 `mailbox` processes the tests start run the build, a second faster each
 ## than under tsx (test/support/mailbox-command.ts; tsx runs the sources when the build is older).
+## A failed run ends with the list of what failed (test-results/failures.txt), after the reliability table.
 AREA ?=
 test: install services chromium postfix exim build
 	@if [ -n "$(AREA)" ] && [ ! -d "test/$(AREA)" ]; then echo "AREA=$(AREA): no folder test/$(AREA)/ (one of: $$(ls -d test/*/ | cut -d/ -f2 | tr '\n' ' '))" >&2; exit 2; fi
-	vitest run $(if $(AREA),test/$(AREA)/)
+	vitest run $(if $(AREA),test/$(AREA)/) || { status=$$?; cat test-results/failures.txt 2>/dev/null; exit $$status; }
 
 ## make test-unit: the pure rules of test/unit/ (no storage, no services), in seconds.
 test-unit: install

@@ -129,6 +129,7 @@ export default defineConfig({
     ],
     pool: 'forks',
     maxWorkers: 2,
+    reporters: ['default', './test/support/failure-list-reporter.ts'],
     sequence: { sequencer: SpreadSequencer },
   },
 });

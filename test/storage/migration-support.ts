@@ -11,7 +11,7 @@ export async function databaseMigratedTo(name: string) {
   let drop: () => Promise<void> = async () => undefined;
   if (ENGINE === 'pglite') orm = await openOrm({});
   else {
-    const scratch = await createScratchDatabase();
+    const scratch = await createScratchDatabase({ empty: true });
     drop = scratch.drop;
     orm = await openOrm({ databaseUrl: scratch.url, poolMax: 2 });
   }

@@ -11,6 +11,7 @@ import { upsertDomain } from '../../src/core/state/domains/domain.store.js';
 import { DOMAIN_TOKEN_SCOPES, type Scope } from '../../src/core/access/scopes.js';
 import type { Clock } from '../../src/core/base/time.js';
 import { migratedPgliteDump } from './pglite-dump.js';
+import { databaseUrl, migratedTemplate } from './postgres-template.js';
 
 /** Which engine this vitest project runs against (vitest.config.ts sets it per project). */
 export const ENGINE = (process.env.MAILBOX_TEST_ENGINE ?? 'postgres') as 'postgres' | 'pglite';
@@ -52,14 +53,21 @@ export interface ApiClient {
   raw(path: string, init: RequestInit): Promise<ApiResponse>;
 }
 
-/** Creates an empty PostgreSQL database for one test file and returns its URL. */
-export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * Creates a PostgreSQL database for one test file and returns its URL: a copy of the migrated
+ * template (test/support/postgres-template.ts), or with `empty`, one without any table (for a test
+ * of the migrations themselves).
+ */
+export async function createScratchDatabase(
+  options: { empty?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `mbx_test_${randomBytes(6).toString('hex')}`;
+  const template = options.empty ? undefined : await migratedTemplate(PG_ADMIN_URL);
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`);
   await admin.end();
-  const url = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const url = databaseUrl(PG_ADMIN_URL, name);
   return {
     url,
     async drop() {

@@ -39,7 +39,8 @@ async function loadOrMake(): Promise<Blob> {
   }
 }
 
-function sourceKey(): string {
+/** A key of the schema's sources (the migrations, the routines) and PGlite's version. */
+export function sourceKey(): string {
   const hash = createHash('sha256');
   const pgliteVersion = JSON.parse(
     readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8'),
