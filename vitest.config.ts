@@ -24,6 +24,10 @@ const ONE_ENGINE = [
 // Files that need a process no other file ran in: instrumentation patches pg, koa and ioredis as
 // they are first imported; the metrics test reads the process-wide Prometheus registry's counts.
 export const FRESH_PROCESS = ['test/telemetry/send-trace.test.ts', 'test/telemetry/metrics.test.ts'];
+// A guard against a hang, not a judgement of speed: the slowest tests of these projects take 15-20 s
+// on one machine and parts of the suite run several times slower on another of the same kind.
+const TEST_TIMEOUT_MS = 120_000;
+const HOOK_TIMEOUT_MS = 180_000;
 const OWN_PROJECTS = ['test/unit/', 'test/k8s/', 'test/reliability/', 'test/browser/'];
 
 const ROOT = import.meta.dirname;
@@ -44,8 +48,8 @@ export default defineConfig({
           name: 'once',
           include: onceFiles,
           env: { MAILBOX_TEST_ENGINE: engines[0]! },
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
+          testTimeout: TEST_TIMEOUT_MS,
+          hookTimeout: HOOK_TIMEOUT_MS,
         },
       },
       // Kubernetes: one API server (real kube-apiserver, else a stand-in; see test/k8s/support/cluster.ts)
@@ -111,8 +115,8 @@ export default defineConfig({
             exclude: [...OWN_PROJECTS.map((dir) => `${dir}**`), ...onceFiles, ...FRESH_PROCESS],
             env: { MAILBOX_TEST_ENGINE: engine },
             isolate: false,
-            testTimeout: 30_000,
-            hookTimeout: 60_000,
+            testTimeout: TEST_TIMEOUT_MS,
+            hookTimeout: HOOK_TIMEOUT_MS,
           },
         },
         {
@@ -121,15 +125,15 @@ export default defineConfig({
             name: `${engine}-fresh`,
             include: FRESH_PROCESS,
             env: { MAILBOX_TEST_ENGINE: engine },
-            testTimeout: 30_000,
-            hookTimeout: 60_000,
+            testTimeout: TEST_TIMEOUT_MS,
+            hookTimeout: HOOK_TIMEOUT_MS,
           },
         },
       ]),
     ],
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default', './test/support/failure-list-reporter.ts'],
+    reporters: ['default', './test/support/failure-list-reporter.ts', './test/support/timeline-reporter.ts'],
     sequence: { sequencer: SpreadSequencer },
   },
 });

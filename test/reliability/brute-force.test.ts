@@ -24,7 +24,7 @@ import { scale } from './support/scale.js';
 // Each attack runs against a fresh process (the budget is in memory without Redis).
 
 const SUITE = 'brute force';
-const ATTEMPTS = scale(400, 1000);
+const ATTEMPTS = scale(200, 1000);
 const ATTACKER_CONCURRENCY = 8;
 const LIMIT = loadConfig({}).AUTH_FAILURES_PER_15M;
 const OTHER = '127.0.0.2';

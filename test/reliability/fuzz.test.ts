@@ -41,8 +41,8 @@ import type { McpTool } from '../../src/channels/mcp/tool.js';
 // Rules checked on every response: never a 500, always the envelope with code == HTTP status.
 
 const SUITE = 'hostile input';
-const BUDGET_MS = scale(18_000, 240_000);
-const MCP_BUDGET_MS = scale(6_000, 60_000);
+const BUDGET_MS = scale(10_000, 240_000);
+const MCP_BUDGET_MS = scale(4_000, 60_000);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const BASES_PER_KIND = 3;
 /** Hostile tokens come from another loopback address, so an auth throttle on it spares the rest. */

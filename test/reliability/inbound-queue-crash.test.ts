@@ -43,7 +43,7 @@ import { seededRandom } from './support/fault-sink.js';
 //   settled in the quota mailbox (> 0: the reservation path was exercised).
 
 const SUITE = 'inbound queue';
-const N = scale(200, 1_200);
+const N = scale(120, 1_200);
 const MAILBOXES = 4;
 const SENDERS = 4;
 const RATE_PER_S = scale(10, 20);

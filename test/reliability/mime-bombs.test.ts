@@ -7,7 +7,7 @@ import { startDnsStub } from '../transport/dns-stub.js';
 import { SmtpWire } from '../smtp/smtp-wire.js';
 import { recordFigure } from './support/figures.js';
 import { scale } from './support/scale.js';
-import { ProcessMeter, rssMb } from './support/proc-stats.js';
+import { cpuQuiet, ProcessMeter, rssMb } from './support/proc-stats.js';
 import { apiProbe, finalReply, openData, pump } from './support/smtp-feed.js';
 
 // Hostile input, part 2: MIME bombs through both SMTP ports of a separate `mailbox serve --roles
@@ -320,7 +320,7 @@ async function fire(listener: Listener, bomb: Bomb) {
     await new Promise((r) => setTimeout(r, 50));
   }
   // Let the process finish what the reply started (blob deletes after a refusal) before reading it.
-  await new Promise((r) => setTimeout(r, 500));
+  await cpuQuiet(pid);
   const usage = meter.stop();
   if (!measuredWith)
     console.log(

@@ -25,10 +25,10 @@ import { until } from './support/until.js';
 // sends late by up to the lease.
 
 const SUITE = 'scheduled sends';
-const N = scale(100, 10_000);
-// A due rate the two workers sustain on a shared machine (~7 per second short, ~17 full): the figure
+const N = scale(60, 10_000);
+// A due rate the two workers sustain on a shared machine (~6 per second short, ~17 full): the figure
 // judges timing and once-ness, not throughput.
-const WINDOW_MS = scale(15_000, 600_000);
+const WINDOW_MS = scale(10_000, 600_000);
 const POLL_MS = 500;
 const LEASE_MS = 2_000;
 const CONCURRENCY = 8;
@@ -37,10 +37,11 @@ const WORKER_CONCURRENCY = 4;
 /**
  * What a poll costs on top of its interval: the loop sleeps the interval after each empty claim,
  * and the admission's time is taken after the claim and two reads: tens of ms when the run has the
- * machine (`make reliability`), up to a few hundred while `make test` runs other files on the same
- * two cores (783–977 ms late against a 500 ms poll was seen there).
+ * machine (`make reliability`), up to a second while `make test` runs other files on the same two
+ * cores (783–977 ms late against a 500 ms poll was seen there, on a slower machine of the same kind
+ * several times what this machine takes): the short size judges once-ness strictly and timing loosely.
  */
-const CLAIM_ALLOWANCE_MS = scale(500, 100);
+const CLAIM_ALLOWANCE_MS = scale(1_500, 100);
 const ON_TIME_MS = POLL_MS + CLAIM_ALLOWANCE_MS;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -99,7 +100,7 @@ describe('scheduled sends across a worker kill -9', () => {
       await worker.start();
     }
     // Due over the window that starts once all are scheduled.
-    const t0 = Date.now() + scale(5_000, 150_000);
+    const t0 = Date.now() + scale(4_000, 150_000);
     const ids: string[] = new Array(N);
     let next = 0;
     await Promise.all(

@@ -41,7 +41,7 @@ import { seededRandom } from './support/fault-sink.js';
 // process that needs far longer than REPLACEMENT_SILENT_MS before its first request.
 
 const SUITE = 'webhooks';
-const N = scale(160, 1_000);
+const N = scale(120, 1_000);
 const MAILBOXES = 4;
 const KILLS = scale(2, 4);
 const RATE_PER_S = scale(8, 12);

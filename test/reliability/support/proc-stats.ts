@@ -61,3 +61,22 @@ export class ProcessMeter {
     };
   }
 }
+
+/**
+ * Resolves once process `pid` has used at most one clock tick of CPU over `quietMs` (the work a
+ * request started behind its reply is done), or after `maxMs` whatever it is doing.
+ */
+export async function cpuQuiet(pid: number, quietMs = 150, maxMs = 2_000): Promise<void> {
+  const tickMs = 1000 / CLK_TCK;
+  const deadline = Date.now() + maxMs;
+  let since = Date.now();
+  let at = cpuMs(pid);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = cpuMs(pid);
+    if (now - at > tickMs) {
+      at = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+  }
+}
