@@ -5,10 +5,10 @@ import type { Reporter, SerializedError, TestModule } from 'vitest/node';
 export const FAILURES_FILE = path.join(import.meta.dirname, '../../test-results/failures.txt');
 
 /**
- * Writes the failed tests of a run, one line each with the first line of the error, to
- * test-results/failures.txt. The default reporter prints them too, but above everything the global
- * teardowns print after it (the reliability table), so a CI log cut to its last lines lost them;
- * `make test` prints this file last when the run fails.
+ * Writes what failed in a run (tests, suites whose hooks failed, modules), one line each with the
+ * first line of the error, to test-results/failures.txt. The default reporter prints them too, but
+ * above everything the global teardowns print after it (the reliability table), so a CI log cut to
+ * its last lines lost them; `make test` prints this file last when the run fails.
  */
 export default class FailureListReporter implements Reporter {
   onInit(): void {
@@ -20,6 +20,9 @@ export default class FailureListReporter implements Reporter {
     for (const mod of testModules) {
       const where = `[${mod.project.name}] ${path.relative(process.cwd(), mod.moduleId)}`;
       for (const error of mod.errors()) lines.push(`${where}: ${firstLine(error.message)}`);
+      // A describe's failing hook fails its suite, not a test (its tests are skipped).
+      for (const suite of mod.children.allSuites())
+        for (const error of suite.errors()) lines.push(`${where} > ${suite.fullName}: ${firstLine(error.message)}`);
       for (const test of mod.children.allTests('failed')) {
         const error = test.result().errors?.[0];
         lines.push(`${where} > ${test.fullName}: ${firstLine(error?.message)}`);
