@@ -6,6 +6,7 @@ import { serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { waitForGreeting } from './postfix.js';
+import { loadConfig } from '../../src/config/config.js';
 
 export interface BurstFigures {
   /** What the senders aimed at and what port 25 accepted. */
@@ -19,6 +20,10 @@ export interface BurstFigures {
   depthGrowthPerSecond: number;
   /** From the burst's end until the queue was empty (null: not within `drainLimitSeconds`). */
   drainSeconds: number | null;
+  /** SMTP_QUEUE_HIGH_WATER the smtp process ran with (flow control, intake-flow.ts). */
+  highWater: number;
+  /** MAIL FROMs flow control held, by outcome (mailbox_smtp_flow_waits_total of the smtp process). */
+  flowWaits: { drained: number; delayed: number };
 }
 
 export interface BurstOptions {
@@ -32,6 +37,8 @@ export interface BurstOptions {
   /** Ports: the smtp process's health port and MX listener, then one health port per worker process. */
   ports: { http: number; mx: number; workers: number[] };
   drainLimitSeconds?: number;
+  /** SMTP_QUEUE_HIGH_WATER for the burst (the shipped default when unset). */
+  highWater?: number;
 }
 
 /**
@@ -49,6 +56,7 @@ export async function measureBurst(o: BurstOptions): Promise<BurstFigures> {
     MAILBOX_DATA_DIR: dataDir,
     SMTP_MX_PORT: String(o.ports.mx),
     SMTP_SUBMISSION_PORT: '0', // any free port: the burst is port 25's
+    SMTP_QUEUE_HIGH_WATER: String(o.highWater ?? loadConfig({}).SMTP_QUEUE_HIGH_WATER),
   };
   const processes = [];
   const client = new pg.Client({ connectionString: db.url });
@@ -63,7 +71,8 @@ export async function measureBurst(o: BurstOptions): Promise<BurstFigures> {
     // HEALTH_SERVER: a worker process answers /healthz, which is how serve() knows it started.
     for (const port of o.ports.workers) processes.push(await serve('worker', port, { ...env, HEALTH_SERVER: 'true' }));
     await client.connect();
-    return await burst(o, client, processes.length - 1);
+    const figures = await burst(o, client, processes.length - 1);
+    return { ...figures, highWater: Number(env.SMTP_QUEUE_HIGH_WATER), flowWaits: await flowWaits(o.ports.http) };
   } finally {
     await client.end().catch(() => undefined);
     await Promise.all(processes.map(stopProcess));
@@ -72,7 +81,23 @@ export async function measureBurst(o: BurstOptions): Promise<BurstFigures> {
   }
 }
 
-async function burst(o: BurstOptions, client: pg.Client, workerProcesses: number): Promise<BurstFigures> {
+/** mailbox_smtp_flow_waits_total{listener="mx"} of the process serving `httpPort`, by outcome. */
+async function flowWaits(httpPort: number): Promise<{ drained: number; delayed: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const count = (outcome: string) =>
+    Number(
+      new RegExp(`^mailbox_smtp_flow_waits_total\\{listener="mx",outcome="${outcome}"\\} (\\S+)$`, 'm').exec(
+        text,
+      )?.[1] ?? 0,
+    );
+  return { drained: count('drained'), delayed: count('delayed') };
+}
+
+async function burst(
+  o: BurstOptions,
+  client: pg.Client,
+  workerProcesses: number,
+): Promise<Omit<BurstFigures, 'highWater' | 'flowWaits'>> {
   const pending = async () =>
     Number(
       (await client.query<{ n: string }>(`select count(*)::text as n from inbound_queue where status = 'pending'`))

@@ -11,6 +11,8 @@ import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/base/logger.js';
 import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
 import { benchQueueWorker } from './deferred-work.js';
+import { SearchIndex } from '../../src/core/state/search/search-index.store.js';
+import { ReplyTextBackfill } from '../../src/core/state/extraction/reply-text-backfill.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
 import { cpuMeter } from './cpu.js';
@@ -124,6 +126,22 @@ async function main(): Promise<void> {
         writeFileSync(file, JSON.stringify(profile));
         console.log(`profile: ${file}`);
       }
+      // The passes behind the delivery, one after the other on what it stored, as the worker runs them.
+      const passes: string[] = [];
+      for (const [name, step] of [
+        ['search indexing', () => new SearchIndex(s.db).indexSome()],
+        ['reply text', () => new ReplyTextBackfill(s.db).fillSome()],
+      ] as const) {
+        const passMeter = cpuMeter(process.pid, database);
+        const passT0 = performance.now();
+        let n = 0;
+        for (let k = await step(); k > 0; k = await step()) n += k;
+        const passCpu = passMeter();
+        const each = (x: number) => (x / Math.max(1, n)).toFixed(2);
+        passes.push(
+          `${name}: ${n} at ${Math.round(n / ((performance.now() - passT0) / 1000))} msg/s, worker CPU ${each(passCpu.server)} + PostgreSQL ${each(passCpu.postgres)} ms/msg`,
+        );
+      }
       const stored = await s.db.rows<{ n: string }>(
         (await import('../../src/storage/database.js')).sql`select count(*)::text as n from message`,
       );
@@ -131,6 +149,7 @@ async function main(): Promise<void> {
       console.log(
         `inbound drain: ${messages} messages (${stored[0]!.n} stored) at ${Math.round(messages / seconds)} msg/s, worker CPU ${per(cpu.server)} ms/msg, PostgreSQL CPU ${per(cpu.postgres)} ms/msg, ${per(s1.statements - s0.statements)} statements and ${per(s1.roundTrips - s0.roundTrips)} round trips/msg (worker user ${per(usage.user / 1000)} + system ${per(usage.system / 1000)} ms/msg)`,
       );
+      for (const line of passes) console.log(line);
     } finally {
       await runtime.close();
     }

@@ -81,6 +81,10 @@ export const configSchema = z.object({
   SMTP_INBOUND_QUEUE: bool.default(true),
   /** Queued submission on 587: every decision before the 250, which follows the commit of a queue row; the worker role writes the message behind it (docs/api.md, "Queued intake"). */
   SMTP_SUBMISSION_QUEUE: bool.default(true),
+  /** Flow control of queued intake, Postfix's in_flow_delay by depth: at this many messages waiting in a queue, a new MAIL FROM on its port waits for the workers (docs/api.md, "Queued intake"). */
+  SMTP_QUEUE_HIGH_WATER: z.coerce.number().int().min(1).default(1_000),
+  /** The longest a MAIL FROM waits while its queue is over SMTP_QUEUE_HIGH_WATER; the message is then taken anyway. 0: no flow control. */
+  SMTP_IN_FLOW_DELAY: durationMs.default(1_000),
   /** How often an idle worker looks for mail another process queued on 25 or 587 (mail queued in its own process is taken at once). */
   INBOUND_QUEUE_POLL_INTERVAL: durationMs.default(250),
   /** Failed credentials (bearer tokens on HTTP/MCP/Socket.IO, SMTP AUTH, password logins) per client address per 15 minutes before 429 / 454. */

@@ -32,6 +32,12 @@ export const smtpMessages = new Counter({
   labelNames: ['listener', 'outcome'] as const,
   registers: [registry],
 });
+export const smtpFlowWaits = new Counter({
+  name: 'mailbox_smtp_flow_waits_total',
+  help: 'MAIL FROMs held by flow control because their queue was over SMTP_QUEUE_HIGH_WATER: until it drained below (drained) or for all of SMTP_IN_FLOW_DELAY (delayed)',
+  labelNames: ['listener', 'outcome'] as const,
+  registers: [registry],
+});
 export const deliveryOutcomes = new Counter({
   name: 'mailbox_delivery_outcomes_total',
   help: 'Per-recipient delivery attempts by route (local, relay, mx, simulator; inbound: port 25 queue) and result',

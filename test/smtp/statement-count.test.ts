@@ -51,7 +51,9 @@ const query = pg.Client.prototype.query;
 
 beforeAll(async () => {
   // A TTL no test run outlasts: "the session's next message" is within it however slow the machine.
-  server = await startSmtpTestServer({ env: { AUTH_CACHE_TTL: '10m' } });
+  // Flow control off: its depth reading is one statement per process per interval, not per message
+  // (intake-flow.ts; test/smtp/intake-flow.test.ts), and would land in whichever message comes first.
+  server = await startSmtpTestServer({ env: { AUTH_CACHE_TTL: '10m', SMTP_IN_FLOW_DELAY: '0' } });
   const x = await server.createDomain(undefined, { sendRateLimitPerMinute: 1000 });
   alice = await server.createMailbox(x.token, `alice@${x.name}`, 'Alice');
   pg.Client.prototype.query = function (this: pgTypes.Client, ...args: unknown[]) {

@@ -33,8 +33,12 @@ export function createMxServer(
       onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
         const refused = checkMailParameters('mx', address);
         if (refused) return callback(smtpError(refused, log, 'mail'));
-        stateOf('mx', session).beginTransaction(address.address);
-        callback();
+        const state = stateOf('mx', session);
+        state.beginTransaction(address.address);
+        state.admitted(core.admit()).then(
+          () => callback(),
+          (err) => callback(smtpError(err, log, 'mail')),
+        );
       },
       onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
         const refused = checkRcptParameters(address, session);

@@ -2,7 +2,8 @@ import { context, trace, SpanKind, SpanStatusCode, type Span } from '@openteleme
 import type { SMTPServerSession } from 'smtp-server';
 import { tracer } from '../../telemetry/tracing.js';
 import type { InboundRecipient } from '../../core/flows/inbound/inbound-envelope.js';
-import { smtpMessages, smtpSessions } from '../../telemetry/metric-registry.js';
+import { smtpFlowWaits, smtpMessages, smtpSessions } from '../../telemetry/metric-registry.js';
+import type { FlowOutcome } from '../../core/flows/intake/intake-flow.js';
 
 export type Listener = 'submission' | 'mx';
 
@@ -41,6 +42,17 @@ export class SessionState {
       { attributes: { 'smtp.mail_from': mailFrom } },
       trace.setSpan(context.active(), this.span),
     );
+  }
+
+  /**
+   * Flow control before MAIL FROM is answered (intake-flow.ts): resolves when the core's admit
+   * does; a held MAIL FROM is counted and marked on its transaction.
+   */
+  async admitted(admit: Promise<FlowOutcome>): Promise<void> {
+    const outcome = await admit;
+    if (outcome === 'open') return;
+    smtpFlowWaits.inc({ listener: this.listener, outcome });
+    this.tx?.setAttribute('smtp.flow', outcome);
   }
 
   /** Runs `fn` inside the transaction span, so the core (and the outbox job's trace) continue it. */

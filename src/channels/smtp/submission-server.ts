@@ -50,11 +50,15 @@ export function createSubmissionServer(
     onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       const refused = checkMailParameters('submission', address);
       if (refused) return callback(smtpError(refused, log, 'mail'));
-      stateOf('submission', session).beginTransaction(address.address);
-      core.checkSender(submitter(session), address.address).then(
-        () => callback(),
-        (err) => callback(smtpError(err, log, 'mail')),
-      );
+      const state = stateOf('submission', session);
+      state.beginTransaction(address.address);
+      state
+        .admitted(core.admit())
+        .then(() => core.checkSender(submitter(session), address.address))
+        .then(
+          () => callback(),
+          (err) => callback(smtpError(err, log, 'mail')),
+        );
     },
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       const refused = checkRcptParameters(address, session);

@@ -19,6 +19,8 @@ import { dnsResolver, type DnsLookup } from '../../base/net/dns-resolver.js';
 import { DkimKeys } from '../outbound/dkim-keys.js';
 import { externalTransportFrom, type ExternalTransport } from '../outbound/external-transport.js';
 import { CommitGroup } from '../../../storage/commit-group.js';
+import { IntakeFlow } from '../intake/intake-flow.js';
+import { pendingRows, type IntakeQueueTable } from '../intake/intake-queue.store.js';
 
 /** The mail-transport use cases: SMTP submission, inbound MX, DKIM keys and external delivery. */
 export interface MailTransport {
@@ -48,11 +50,24 @@ export interface MailTransportDeps {
   policy: OutboundPolicy;
 }
 
+/** How often an smtp process reads a queue's depth for flow control while mail arrives (intake-flow.ts). */
+export const FLOW_SAMPLE_MS = 100;
+
 export function createMailTransport(d: MailTransportDeps): MailTransport {
   const resolver = dnsResolver(d.config.DNS_SERVERS, d.config.DNS_CACHE_TTL);
   const hostname = smtpHostname(d.config);
   // One group for both listeners: submissions and inbound messages arriving together share a commit.
   const group = d.config.SMTP_GROUP_COMMIT ? new CommitGroup(d.db) : null;
+  const flowOf = (table: IntakeQueueTable, queued: boolean) => {
+    const highWater = d.config.SMTP_QUEUE_HIGH_WATER;
+    return queued
+      ? new IntakeFlow(pendingRows(d.db, table, highWater), {
+          highWater,
+          delayMs: d.config.SMTP_IN_FLOW_DELAY,
+          sampleMs: FLOW_SAMPLE_MS,
+        })
+      : null;
+  };
   return {
     resolver,
     hostname,
@@ -66,7 +81,12 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
       }),
       d.clock,
       d.log,
-      { maxRecipients: d.config.MAX_RECIPIENTS, group, queue: d.config.SMTP_INBOUND_QUEUE },
+      {
+        maxRecipients: d.config.MAX_RECIPIENTS,
+        group,
+        queue: d.config.SMTP_INBOUND_QUEUE,
+        flow: flowOf('inbound_queue', d.config.SMTP_INBOUND_QUEUE),
+      },
     ),
     submission: new SubmissionService(
       d.db,
@@ -79,6 +99,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
         group,
         queue: d.config.SMTP_SUBMISSION_QUEUE,
         senderCacheMs: d.config.AUTH_CACHE_TTL,
+        flow: flowOf('submission_queue', d.config.SMTP_SUBMISSION_QUEUE),
       },
       d.policy,
       d.clock,

@@ -20,6 +20,7 @@ import type { InboundDelivery } from './inbound-delivery.js';
 import { enqueueInbound, type QueuedInbound } from './inbound-queue.store.js';
 import { COMMIT_WITH_QUEUE_ROW } from '../intake/intake-queue.store.js';
 import { LocalHandoff } from '../intake/local-handoff.js';
+import type { FlowOutcome, IntakeFlow } from '../intake/intake-flow.js';
 
 export type { InboundEnvelope } from './inbound-envelope.js';
 
@@ -49,9 +50,16 @@ export class InboundService {
       group?: CommitGroup | null;
       /** Queue held messages for the worker instead of storing them before the 250. */
       queue: boolean;
+      /** Flow control by the queue's depth (intake-flow.ts); none without the queue. */
+      flow?: IntakeFlow | null;
     },
   ) {
     this.hosted = new HostedDomainCache(db, clock);
+  }
+
+  /** Before MAIL FROM is answered: waits while the inbound queue is over its high water (intake-flow.ts). */
+  admit(): Promise<FlowOutcome> {
+    return this.options.flow?.admit() ?? Promise.resolve('open');
   }
 
   /**

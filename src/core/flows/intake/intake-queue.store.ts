@@ -101,3 +101,14 @@ export async function failQueued(
 export async function dropQueued(db: Database, table: IntakeQueueTable, q: ClaimedRow): Promise<void> {
   await db.rows(sql`delete from ${sql.table(table)} where ${stillClaimed(q)}`);
 }
+
+/**
+ * The rows of `table` still waiting to be stored (pending, claimed or not), counted up to `cap`:
+ * past the high water the exact number does not matter, and the count stays an index scan of at
+ * most `cap` entries (the queue's partial index on pending rows).
+ */
+export const pendingRows = (db: Database, table: IntakeQueueTable, cap: number) => async (): Promise<number> => {
+  const row = await db.one(sql<{ n: number }>`select count(*)::int as n
+    from (select 1 from ${sql.table(table)} where status = 'pending' limit ${cap}) waiting`);
+  return row?.n ?? 0;
+};

@@ -36,6 +36,7 @@ import {
 import { SenderReadCache } from './sender-read-cache.js';
 import { envelopeRecipients, submittedDraft, stageAttachments } from './submitted-draft.js';
 import type { OutboundPolicy, SendActor, TransactionRules } from '../policy/outbound-policy.js';
+import type { FlowOutcome, IntakeFlow } from '../intake/intake-flow.js';
 
 /** Who may submit on this SMTP session: the mailbox the AUTH username resolved to. */
 export interface Submitter {
@@ -68,6 +69,8 @@ export class SubmissionService {
       queue: boolean;
       /** How long a session's MAIL FROM read is reused (AUTH_CACHE_TTL; 0: never). */
       senderCacheMs: number;
+      /** Flow control by the queue's depth (intake-flow.ts); none without the queue. */
+      flow?: IntakeFlow | null;
     },
     private readonly policy: OutboundPolicy,
     private readonly clock: Clock,
@@ -156,6 +159,11 @@ export class SubmissionService {
       // A storage outage stays what it is (451 4.3.0 at MAIL FROM or end of DATA), as without the re-check.
       throw err;
     }
+  }
+
+  /** Before MAIL FROM is answered: waits while the submission queue is over its high water (intake-flow.ts). */
+  admit(): Promise<FlowOutcome> {
+    return this.options.flow?.admit() ?? Promise.resolve('open');
   }
 
   /** MAIL FROM: the session's token is still valid and the envelope sender is an active identity of its mailbox. */
