@@ -13,6 +13,7 @@ import { startDnsStub } from '../transport/dns-stub.js';
 import { rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, sendToMx, startSmtpTestServer } from './world.js';
 import { sql } from '../../src/storage/database.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // The hand-off between an SMTP intake and the worker of the same process (LocalHandoff): while
 // the worker has room, the queue row is written already claimed for it and stored without a claim;
@@ -98,7 +99,6 @@ describe('port 25 queue: the hand-off to the worker of the same process', () => 
     const detach = transport.inbound.handoff.attach({
       reserve: () => ({ lockedBy: 'died', leaseUntil: new Date(clock.now().getTime() + 300) }),
       take: () => undefined,
-      cancel: () => undefined,
       kick: () => undefined,
     });
     let id: string;
@@ -111,6 +111,59 @@ describe('port 25 queue: the hand-off to the worker of the same process', () => 
     // Another worker's claim skips it while the lease holds, takes it after.
     await deliverQueued(server.runtime, id, 15_000);
     expect(await subjects(box.mailboxId)).toEqual(['orphaned']);
+  });
+});
+
+describe('port 25 queue: handed over during its commit', () => {
+  it('the worker is handed the row while it commits and writes the message only after', async () => {
+    const box = await newBox();
+    const { transport } = server.runtime.services;
+    // The row is in the database, but the intake hears of its commit 300 ms later: the worker,
+    // handed the row at once, must not have written the message by then.
+    const storedBeforeTheAnswer: string[] = [];
+    const w = localWorker(server.runtime, inboundQueue(server.runtime), { workerId: 'overlap-test', batch: 32 });
+    const real = transport.inbound.handoff;
+    const write = real.write.bind(real);
+    real.write = (commit, asClaimed) =>
+      write(async (claim) => {
+        await commit(claim);
+        await sleep(300);
+        storedBeforeTheAnswer.push(...(await subjects(box.mailboxId)));
+      }, asClaimed);
+    try {
+      await send(box.address, 'overlapped');
+      expect(storedBeforeTheAnswer).toEqual([]);
+      await waitFor(async () => (await subjects(box.mailboxId)).length === 1, 10_000, 'stored');
+      expect(await subjects(box.mailboxId)).toEqual(['overlapped']);
+    } finally {
+      real.write = write;
+      await w.stop();
+    }
+  });
+
+  it('a row whose commit fails is given back by the worker: nothing stored twice, nothing set aside', async () => {
+    const box = await newBox();
+    // Room for the message but not for its reservation (2 × size + 8 KiB): the queue row's INSERT
+    // fails, the worker it was handed to gives its place back, and the direct path stores it once.
+    await q`update mailbox set storage_quota_bytes = 12000 where id = ${box.mailboxId}`;
+    const w = localWorker(server.runtime, inboundQueue(server.runtime), { workerId: 'refused-test', batch: 1 });
+    try {
+      const reply = await sendToMx(
+        mxPort(server),
+        box.address,
+        rfc5322({ from: 'news@sender.example', to: box.address, subject: 'direct', body: 'y'.repeat(4000) }),
+      );
+      expect(reply).toMatch(/^250 2\.0\.0 Delivered/);
+      expect(await subjects(box.mailboxId)).toEqual(['direct']);
+      expect(await q`select id from inbound_queue where status = 'failed'`).toHaveLength(0);
+      // Its place is free again: the next message is handed over (written claimed) and stored.
+      await q`update mailbox set storage_quota_bytes = null where id = ${box.mailboxId}`;
+      const next = await send(box.address, 'next');
+      expect((await queueRow(next))?.locked_by ?? 'stored already').not.toBeNull();
+      await waitFor(async () => (await subjects(box.mailboxId)).length === 2, 10_000, 'next stored');
+    } finally {
+      await w.stop();
+    }
   });
 });
 

@@ -115,9 +115,9 @@ export function heldQueue<Q extends ClaimedRow>(inner: IntakeQueue<Q>, held: boo
       return claim;
     },
     release: (trx, row) => inner.release(trx, row),
-    store: async (row) => {
+    store: async (row, committed) => {
       if (holds(row)) await gate;
-      return inner.store(row);
+      return inner.store(row, committed);
     },
   };
   return { queue, open: () => open(), claimed: () => lastClaim };

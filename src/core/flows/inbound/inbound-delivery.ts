@@ -56,6 +56,8 @@ export class InboundDelivery {
     source: Buffer | Readable,
     receivedAt: Date,
     queued?: QueuedInbound,
+    /** A queued row handed over while its commit was in flight: nothing is written before it resolves. */
+    committed?: Promise<unknown>,
   ): Promise<{ messageIds: string[] }> {
     const rawKey = `raw/${newId(ID_PREFIX.message, receivedAt.getTime())}`;
     const arrivingKey = `${rawKey}-arriving`;
@@ -145,6 +147,7 @@ export class InboundDelivery {
         await settleAll([signed, raw, copies, queued ? removeStored(trx, 'inbound_queue', queued) : undefined]);
         return out;
       };
+      await committed; // the queue row our transaction deletes exists from here on
       const group = this.options.group;
       const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.writeTx(write));
       await this.bus

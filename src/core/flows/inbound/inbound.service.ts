@@ -105,9 +105,12 @@ export class InboundService {
     return { queued: false, ...(await this.delivery.deliver(envelope, source, receivedAt)) };
   }
 
-  /** Delivers a queued message the worker claimed (the queue row goes in the same commit). */
-  deliverQueued(q: QueuedInbound): Promise<{ messageIds: string[] }> {
-    return this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q);
+  /**
+   * Delivers a queued message the worker claimed (the queue row goes in the same commit); one
+   * handed over during its commit is parsed and verified meanwhile and written after `committed`.
+   */
+  deliverQueued(q: QueuedInbound, committed?: Promise<unknown>): Promise<{ messageIds: string[] }> {
+    return this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q, committed);
   }
 
   /** MIME caps refuse now; a From in a hosted domain is verified now (its refusal is 550 at DATA). */

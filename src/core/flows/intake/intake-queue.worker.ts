@@ -21,8 +21,12 @@ export interface IntakeQueue<Q extends ClaimedRow> {
   readonly route: 'inbound' | 'submission';
   readonly table: IntakeQueueTable;
   claim(lockedBy: string, limit: number, leaseMs: number, now: Date): Promise<Q[]>;
-  /** Stores `q`'s message, deleting its row in the same commit; how many copies were stored. */
-  store(q: Q): Promise<number>;
+  /**
+   * Stores `q`'s message, deleting its row in the same commit; how many copies were stored. A row
+   * handed over while its commit is in flight comes with `committed`: the message may be prepared
+   * before it resolves, never written.
+   */
+  store(q: Q, committed?: Promise<unknown>): Promise<number>;
   /** Gives back the quota `q` reserved at intake, in the transaction that sets it aside. */
   release(trx: Sql, q: Q): Promise<void>;
   /** Rows this process queues, handed to its worker (or announced to it) after their commit. */
@@ -103,12 +107,8 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
     return { lockedBy: this.options.workerId, leaseUntil: new Date(this.clock.now().getTime() + this.options.leaseMs) };
   }
 
-  take(q: Q): void {
-    void this.store(q).finally(() => this.finished(1));
-  }
-
-  cancel(): void {
-    this.finished(1);
+  take(q: Q, committed: Promise<unknown>): void {
+    void this.store(q, committed).finally(() => this.finished(1));
   }
 
   kick(): void {
@@ -182,12 +182,18 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
     return new Promise((resolve) => this.waiters.add({ level, resolve }));
   }
 
-  private async store(q: Q): Promise<void> {
+  private async store(q: Q, committed?: Promise<unknown>): Promise<void> {
+    // A handed-over row whose commit failed was never written: nothing to store or to record.
+    const notWritten = committed?.then(
+      () => false,
+      () => true,
+    );
     try {
-      const copies = await this.queue.store(q);
+      const copies = await this.queue.store(q, committed);
       if (copies) observability().deliveryOutcome(this.queue.route, 'delivered', copies);
     } catch (err) {
       if (err instanceof QueueClaimLost) return; // another worker took it over after our lease ran out
+      if (notWritten && (await notWritten)) return; // the intake answered its own error
       await this.recordFailure(q, err).catch((recordErr: unknown) =>
         // The lease runs out and the row is claimed again: nothing is lost.
         this.log.warn(`${this.queue.route}_queue.record_failed`, { queueId: q.id, err: recordErr }),
