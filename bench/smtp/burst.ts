@@ -7,6 +7,7 @@ import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { waitForGreeting } from './postfix.js';
 import { loadConfig } from '../../src/config/config.js';
+import { scrapeMetrics } from '../lib/scrape.js';
 
 export interface BurstFigures {
   /** What the senders aimed at and what port 25 accepted. */
@@ -83,13 +84,9 @@ export async function measureBurst(o: BurstOptions): Promise<BurstFigures> {
 
 /** mailbox_smtp_flow_waits_total{listener="mx"} of the process serving `httpPort`, by outcome. */
 async function flowWaits(httpPort: number): Promise<{ drained: number; delayed: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const metrics = await scrapeMetrics(`http://127.0.0.1:${httpPort}`);
   const count = (outcome: string) =>
-    Number(
-      new RegExp(`^mailbox_smtp_flow_waits_total\\{listener="mx",outcome="${outcome}"\\} (\\S+)$`, 'm').exec(
-        text,
-      )?.[1] ?? 0,
-    );
+    metrics.get(`mailbox_smtp_flow_waits_total{listener="mx",outcome="${outcome}"}`) ?? 0;
   return { drained: count('drained'), delayed: count('delayed') };
 }
 

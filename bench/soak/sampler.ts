@@ -14,7 +14,7 @@ import {
   QUEUE_OLDEST_AGE,
   QUEUE_SCHEDULED,
   scrapeMetrics,
-} from './scrape.js';
+} from '../lib/scrape.js';
 import type { Service } from './setup.js';
 import { LATENCY_CLASSES, type Recorder, type Window } from './stats.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, type TestServer } from '../support/harness.js';
 import { rowsOf, waitFor } from '../delivery/helpers.js';
-import { deliverQueued } from '../support/intake-queue.js';
+import { deliverQueued, inboundOutcomes } from '../support/intake-queue.js';
 import { startDnsStub } from '../transport/dns-stub.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { mxPort, sendToMx, startSmtpTestServer } from './world.js';
@@ -12,7 +12,6 @@ import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/base/logger.js';
 import { sql } from '../../src/storage/database.js';
-import { registry } from '../../src/telemetry/metric-registry.js';
 
 // Queued intake on port 25 (docs/api.md, "Queued intake"): the 250 follows the commit of a queue
 // row, the worker stores the message behind it, exactly once, and settles the quota reserved.
@@ -37,11 +36,6 @@ async function gauge(series: string): Promise<number | undefined> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-/** mailbox_delivery_outcomes_total{route="inbound", result} as /metrics reports it. */
-async function inboundOutcomes(result: string): Promise<number> {
-  const metric = await registry.getSingleMetric('mailbox_delivery_outcomes_total')!.get();
-  return metric.values.find((v) => v.labels.route === 'inbound' && v.labels.result === result)?.value ?? 0;
 }
 const queueIdOf = (reply: string) => /^250 2\.0\.0 Queued as (inq_\w+)$/.exec(reply)?.[1];
 

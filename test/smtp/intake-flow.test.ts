@@ -6,7 +6,7 @@ import { startDnsStub } from '../transport/dns-stub.js';
 import { SmtpWire, rfc5322 } from './smtp-wire.js';
 import { loggedInWire, mxPort, sendToMx, startSmtpTestServer } from './world.js';
 import { registry } from '../../src/telemetry/metric-registry.js';
-import { FLOW_SAMPLE_MS } from '../../src/core/flows/delivery/mail-transport.js';
+import { FLOW_SAMPLE_MS } from '../../src/core/flows/intake/intake-flow.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 // Flow control of queued intake (docs/api.md, "Queued intake"; core/flows/intake/intake-flow.ts):

@@ -8,6 +8,7 @@ import type { QueuedSubmission } from '../../src/core/flows/submission/submissio
 import { InboundQueue } from '../../src/core/flows/inbound/inbound-queue.js';
 import { SubmissionQueue } from '../../src/core/flows/submission/submission-queue.js';
 import { silentLogger } from '../../src/core/base/logger.js';
+import { registry } from '../../src/telemetry/metric-registry.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 
 /**
@@ -143,4 +144,10 @@ export async function deliveredAfter(port: number, reply: string): Promise<void>
   if (inbound) return deliverQueued(runtime, inbound);
   const submitted = /(?:Queued|Held for approval) as (msg_\S+)/.exec(reply)?.[1];
   if (submitted && port === runtime.smtpPorts.submission) await writeQueuedSubmissions(runtime, submitted);
+}
+
+/** mailbox_delivery_outcomes_total{route="inbound", result} as this process's /metrics reports it. */
+export async function inboundOutcomes(result: string): Promise<number> {
+  const metric = await registry.getSingleMetric('mailbox_delivery_outcomes_total')!.get();
+  return metric.values.find((v) => v.labels.route === 'inbound' && v.labels.result === result)?.value ?? 0;
 }

@@ -19,7 +19,7 @@ import { dnsResolver, type DnsLookup } from '../../base/net/dns-resolver.js';
 import { DkimKeys } from '../outbound/dkim-keys.js';
 import { externalTransportFrom, type ExternalTransport } from '../outbound/external-transport.js';
 import { CommitGroup } from '../../../storage/commit-group.js';
-import { IntakeFlow } from '../intake/intake-flow.js';
+import { FLOW_SAMPLE_MS, IntakeFlow } from '../intake/intake-flow.js';
 import { pendingRows, type IntakeQueueTable } from '../intake/intake-queue.store.js';
 
 /** The mail-transport use cases: SMTP submission, inbound MX, DKIM keys and external delivery. */
@@ -49,9 +49,6 @@ export interface MailTransportDeps {
   inbound: InboundStore;
   policy: OutboundPolicy;
 }
-
-/** How often an smtp process reads a queue's depth for flow control while mail arrives (intake-flow.ts). */
-export const FLOW_SAMPLE_MS = 100;
 
 export function createMailTransport(d: MailTransportDeps): MailTransport {
   const resolver = dnsResolver(d.config.DNS_SERVERS, d.config.DNS_CACHE_TTL);

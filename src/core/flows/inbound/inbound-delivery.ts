@@ -56,8 +56,8 @@ export class InboundDelivery {
     source: Buffer | Readable,
     receivedAt: Date,
     queued?: QueuedInbound,
-    /** A queued row handed over while its commit was in flight: nothing is written before it resolves. */
-    committed?: Promise<unknown>,
+    /** A queued row handed over while its commit was in flight: nothing is written or reported before it settles. */
+    committed?: Promise<void>,
   ): Promise<{ messageIds: string[] }> {
     const rawKey = `raw/${newId(ID_PREFIX.message, receivedAt.getTime())}`;
     const arrivingKey = `${rawKey}-arriving`;
@@ -87,6 +87,9 @@ export class InboundDelivery {
       ...(parsed.status === 'fulfilled' ? parsed.value.attachments.map((a) => a.blobKey) : []),
     ];
     try {
+      // Prepared during the queue row's commit; from here on that row exists (or this throws
+      // QueueRowNotWritten, before any error of the preparation: a row never written records none).
+      await committed;
       if (stored.status === 'rejected') throw stored.reason;
       if (parsed.status === 'rejected') throw parsed.reason;
       const m = parsed.value;
@@ -147,7 +150,6 @@ export class InboundDelivery {
         await settleAll([signed, raw, copies, queued ? removeStored(trx, 'inbound_queue', queued) : undefined]);
         return out;
       };
-      await committed; // the queue row our transaction deletes exists from here on
       const group = this.options.group;
       const copies = await (group ? group.run(mailboxIds[0]!, write) : this.db.writeTx(write));
       await this.bus

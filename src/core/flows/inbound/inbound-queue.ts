@@ -31,19 +31,11 @@ export class InboundQueue implements IntakeQueue<QueuedInbound> {
    * A mailbox deleted while the message waited fails the insert of its copy: on such a failure the
    * other recipients get theirs (the deleted one's copy has nowhere to go, as if deleted just after).
    */
-  async store(q: QueuedInbound, committed?: Promise<unknown>): Promise<number> {
+  async store(q: QueuedInbound, committed?: Promise<void>): Promise<number> {
     try {
       return (await this.inbound.deliverQueued(q, committed)).messageIds.length;
     } catch (err) {
       if (err instanceof AppError || err instanceof QueueClaimLost || isStorageUnavailable(err)) throw err;
-      if (
-        committed &&
-        (await committed.then(
-          () => false,
-          () => true,
-        ))
-      )
-        throw err; // the row was never written
       const live = await withoutDeletedMailboxes(this.db, q);
       if (live === q) throw err;
       if (live.envelope.recipients.length === 0) {

@@ -109,7 +109,7 @@ export class InboundService {
    * Delivers a queued message the worker claimed (the queue row goes in the same commit); one
    * handed over during its commit is parsed and verified meanwhile and written after `committed`.
    */
-  deliverQueued(q: QueuedInbound, committed?: Promise<unknown>): Promise<{ messageIds: string[] }> {
+  deliverQueued(q: QueuedInbound, committed?: Promise<void>): Promise<{ messageIds: string[] }> {
     return this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q, committed);
   }
 

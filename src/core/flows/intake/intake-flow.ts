@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** How often an smtp process reads a queue's depth while mail arrives: at most once per interval. */
+export const FLOW_SAMPLE_MS = 100;
+
 export interface IntakeFlowOptions {
   /** Queue rows waiting for a worker at which new messages start to wait (SMTP_QUEUE_HIGH_WATER). */
   highWater: number;

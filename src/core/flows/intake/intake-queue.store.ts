@@ -31,6 +31,19 @@ export class QueueClaimLost extends Error {
 }
 
 /**
+ * A row handed to the worker while its commit was in flight (LocalHandoff), whose commit failed:
+ * it never was the worker's, so, as after a lost claim, nothing is stored or recorded (the intake
+ * answered the error).
+ */
+export class QueueRowNotWritten extends QueueClaimLost {
+  constructor(id: string, cause: unknown) {
+    super(id);
+    this.message = `queued message ${id} was never written: its commit failed`;
+    this.cause = cause;
+  }
+}
+
+/**
  * Claims up to `limit` due rows of `table` for `lockedBy` under a lease (FOR UPDATE SKIP LOCKED,
  * like outbox jobs): a row whose worker died is due again when its lease expires. Returns the
  * `columns` asked for (and `attempts`), in id order.

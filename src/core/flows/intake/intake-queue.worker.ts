@@ -10,6 +10,7 @@ import {
   failQueued,
   postponeQueued,
   QueueClaimLost,
+  QueueRowNotWritten,
   type ClaimedRow,
   type IntakeQueueTable,
 } from './intake-queue.store.js';
@@ -24,12 +25,13 @@ export interface IntakeQueue<Q extends ClaimedRow> {
   /**
    * Stores `q`'s message, deleting its row in the same commit; how many copies were stored. A row
    * handed over while its commit is in flight comes with `committed`: the message may be prepared
-   * before it resolves, never written.
+   * meanwhile, but nothing is written and no error reported before it settles (it rejects with
+   * QueueRowNotWritten when the commit failed).
    */
-  store(q: Q, committed?: Promise<unknown>): Promise<number>;
+  store(q: Q, committed?: Promise<void>): Promise<number>;
   /** Gives back the quota `q` reserved at intake, in the transaction that sets it aside. */
   release(trx: Sql, q: Q): Promise<void>;
-  /** Rows this process queues, handed to its worker (or announced to it) after their commit. */
+  /** Rows this process queues, handed to its worker as they commit (or announced to it after). */
   readonly handoff: LocalHandoff<Q>;
 }
 
@@ -108,7 +110,14 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
   }
 
   take(q: Q, committed: Promise<unknown>): void {
-    void this.store(q, committed).finally(() => this.finished(1));
+    const written = committed.then(
+      () => undefined,
+      (cause: unknown) => {
+        throw new QueueRowNotWritten(q.id, cause);
+      },
+    );
+    written.catch(() => undefined); // the intake answers the failure; the store below awaits it
+    void this.store(q, written).finally(() => this.finished(1));
   }
 
   kick(): void {
@@ -182,18 +191,13 @@ export class IntakeQueueWorker<Q extends ClaimedRow> implements HandoffReceiver<
     return new Promise((resolve) => this.waiters.add({ level, resolve }));
   }
 
-  private async store(q: Q, committed?: Promise<unknown>): Promise<void> {
-    // A handed-over row whose commit failed was never written: nothing to store or to record.
-    const notWritten = committed?.then(
-      () => false,
-      () => true,
-    );
+  private async store(q: Q, committed?: Promise<void>): Promise<void> {
     try {
       const copies = await this.queue.store(q, committed);
       if (copies) observability().deliveryOutcome(this.queue.route, 'delivered', copies);
     } catch (err) {
-      if (err instanceof QueueClaimLost) return; // another worker took it over after our lease ran out
-      if (notWritten && (await notWritten)) return; // the intake answered its own error
+      // Another worker took it over after our lease ran out, or (QueueRowNotWritten) it never was ours.
+      if (err instanceof QueueClaimLost) return;
       await this.recordFailure(q, err).catch((recordErr: unknown) =>
         // The lease runs out and the row is claimed again: nothing is lost.
         this.log.warn(`${this.queue.route}_queue.record_failed`, { queueId: q.id, err: recordErr }),

@@ -26,8 +26,8 @@ export interface HandoffReceiver<Q extends ClaimedRow> {
  * over as it holds it in memory: no claim UPDATE (a round trip and a commit) and no read of the
  * message back. It is handed over while its commit is in flight, so the worker parses and verifies
  * during the commit's WAL flush and writes the message rows right after it (a row it stores only
- * once committed: its transaction deletes the row). A row whose worker dies is due again when its lease ends, like one
- * the claim query took. Without a worker here (the smtp role alone) or with a busy one, the row
+ * once committed: its transaction deletes the row). A row whose worker dies is due again when its
+ * lease ends, like one the claim query took. Without a worker here (the smtp role alone) or with a busy one, the row
  * goes in unclaimed and any worker's claim takes it.
  */
 export class LocalHandoff<Q extends ClaimedRow> {
@@ -43,13 +43,13 @@ export class LocalHandoff<Q extends ClaimedRow> {
 
   /**
    * Writes one row through `write` (its commit included), with the worker's claim when it has
-   * room; `asClaimed` builds the row the worker is handed once the commit is done.
+   * room; `asClaimed` builds the row the worker is handed, with the commit in flight.
    */
   async write(write: (claim: HandoffClaim | null) => Promise<void>, asClaimed: (claim: HandoffClaim) => Q) {
     const receiver = this.receiver;
     const claim = receiver?.reserve() ?? null;
     const written = write(claim);
-    if (claim) receiver!.take(asClaimed(claim), written); // a failed write gives its place back there
+    if (claim) receiver!.take(asClaimed(claim), written); // a failed write gives the place back there
     await written;
     if (!claim) receiver?.kick();
   }

@@ -24,7 +24,7 @@ export class SubmissionQueue implements IntakeQueue<QueuedSubmission> {
   }
 
   /** A mailbox deleted while its message waited takes nothing: the row is dropped, as if deleted just after. */
-  async store(q: QueuedSubmission, committed?: Promise<unknown>): Promise<number> {
+  async store(q: QueuedSubmission, committed?: Promise<void>): Promise<number> {
     await committed; // a row handed over during its commit is written once it is (not prepared early here)
     try {
       await this.submission.storeQueued(q);

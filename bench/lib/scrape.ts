@@ -1,4 +1,4 @@
-// The service's own view of itself: GET /metrics (Prometheus text), scraped once per soak window.
+// The service's own view of itself: GET /metrics (Prometheus text), as the soak and bench/smtp's burst scrape it.
 
 /** One scrape of GET /metrics: the unlabelled-or-labelled sample values by series text. */
 export async function scrapeMetrics(baseUrl: string): Promise<Map<string, number>> {
