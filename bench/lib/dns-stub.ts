@@ -9,6 +9,8 @@ export type Records = Record<
     MX?: { priority: number; exchange: string }[];
     /** Answer SERVFAIL (a broken zone) instead of records. */
     servfail?: boolean;
+    /** Answer only once this settles (a slow name server, to hold a lookup in flight). */
+    held?: Promise<unknown>;
   }
 >;
 
@@ -19,18 +21,35 @@ const TYPES: Record<number, 'A' | 'AAAA' | 'TXT' | 'MX'> = { 1: 'A', 28: 'AAAA',
  * hosts resolve from `records`, everything else is NXDOMAIN. The service reaches it through
  * DNS_SERVERS, exactly as it would reach a real one.
  */
-export async function startDnsStub(
-  records: Records,
-): Promise<{ server: string; records: Records; queries: number; close(): Promise<void> }> {
+export async function startDnsStub(records: Records): Promise<{
+  server: string;
+  records: Records;
+  queries: number;
+  asked: Map<string, number>;
+  close(): Promise<void>;
+}> {
   const socket = dgram.createSocket('udp4');
   let queries = 0;
-  socket.on('message', (msg, rinfo) => {
-    queries++;
+  const asked = new Map<string, number>();
+  const reply = (msg: Buffer, rinfo: dgram.RemoteInfo) => {
     try {
       socket.send(answer(msg, records), rinfo.port, rinfo.address);
     } catch {
       /* malformed query: no answer */
     }
+  };
+  socket.on('message', (msg, rinfo) => {
+    queries++;
+    let held: Promise<unknown> | undefined;
+    try {
+      const { name } = readName(msg, 12);
+      asked.set(name, (asked.get(name) ?? 0) + 1);
+      held = records[name]?.held;
+    } catch {
+      /* malformed: answered (or not) below */
+    }
+    if (held) void held.finally(() => reply(msg, rinfo));
+    else reply(msg, rinfo);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return {
@@ -40,6 +59,8 @@ export async function startDnsStub(
     get queries() {
       return queries;
     },
+    /** Questions received so far by name. */
+    asked,
     close: () => new Promise((resolve) => socket.close(() => resolve())),
   };
 }

@@ -16,7 +16,8 @@ import type { ClientSpec } from './clients.js';
 // bench/realtime: end-to-end latency from inbound SMTP acceptance (end of DATA written to the
 // MX listener) to `message.received` on every subscribed socket, 2 realtime processes (or
 // BENCH_RT_SERVERS) sharing PostgreSQL and Redis, 100 mailboxes; side by side with as many bare
-// Socket.IO servers fed the same payloads over HTTP. Latency and delivery ratio per client count.
+// Socket.IO servers fed the same payloads over HTTP. Latency and delivery ratio per client count,
+// split per message into its first socket (the path to the emit) and its fan-out (last - first).
 const CLIENTS = (process.env.BENCH_RT_CLIENTS ?? '1000,10000').split(',').map(Number);
 const MAILBOXES = 100;
 const RATE = Number(process.env.BENCH_RT_RATE ?? 20);
@@ -38,7 +39,12 @@ interface Row {
   'p99 ms': string;
   'max ms': string;
   'p50/p99 from 250': string;
+  /** Each message's first socket (the path up to the emit) and, per message, last minus first (the fan-out). */
+  'p50/p99 first socket': string;
+  'p50/p99 fan-out': string;
   'server CPU s': string;
+  /** CPU of the api,smtp,worker process a message, SMTP session to publish (the bare servers have none). */
+  'intake+worker CPU ms/msg': string;
   /** Growth of both servers' VmRSS from before the connects to after the warm-up, per 1 000 sockets. */
   'server RSS MB/1k sockets': string;
   'connect s': string;
@@ -58,6 +64,8 @@ async function phase(
   auth: (m: { address: string; token: string }) => Record<string, string>,
   emit: (k: number, mailbox: string) => Promise<Sent>,
   serverPids: Array<number | undefined>,
+  /** The process that takes the mail and stores it (the service's api,smtp,worker); none for the bare servers. */
+  pipelinePid?: number,
 ): Promise<Row> {
   const procs = Array.from({ length: CLIENT_PROCS }, () => ClientProcess.start());
   try {
@@ -88,6 +96,7 @@ async function phase(
     const rssGrowth = serverPids.reduce<number>((a, pid) => a + rssMb(pid), 0) - rssBefore;
     const t0 = new Map<number, Sent>();
     const cpuBefore = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0);
+    const pipelineBefore = pipelinePid ? cpuSeconds(pipelinePid) : 0;
     const pending: Array<Promise<void>> = [];
     const total = RATE * SECONDS;
     const start = nowMs();
@@ -107,9 +116,11 @@ async function phase(
     await Promise.all(pending);
     await sleep(3000); // stragglers
     const cpu = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0) - cpuBefore;
+    const pipelineCpu = pipelinePid ? cpuSeconds(pipelinePid) - pipelineBefore : NaN;
     const latencies: number[] = [];
     const fromAccepted: number[] = [];
     const seen = new Set<string>();
+    const firstLast = new Map<number, [number, number]>();
     for (const [p, proc] of procs.entries()) {
       for (const [client, k, at] of await proc.collect()) {
         const sent = t0.get(k);
@@ -118,12 +129,34 @@ async function phase(
         seen.add(`${p}:${client}:${k}`);
         latencies.push(at - sent.start);
         fromAccepted.push(at - sent.accepted);
+        const [first, last] = firstLast.get(k) ?? [at, at];
+        firstLast.set(k, [Math.min(first, at), Math.max(last, at)]);
       }
     }
     let expected = 0;
     for (const k of t0.keys()) expected += perMailbox[k % MAILBOXES]!;
     latencies.sort((a, b) => a - b);
     fromAccepted.sort((a, b) => a - b);
+    const firsts = [...firstLast].map(([k, [first]]) => first - t0.get(k)!.start).sort((a, b) => a - b);
+    // BENCH_RT_DUMP=<prefix>: each message's timings (ms, `start` on the clock of nowMs), to line
+    // up with timestamps taken elsewhere along the path.
+    if (process.env.BENCH_RT_DUMP)
+      writeFileSync(
+        `${process.env.BENCH_RT_DUMP}-${name.split(' ')[0]}-${n}.json`,
+        JSON.stringify(
+          [...firstLast].map(([k, [first, last]]) => {
+            const sent = t0.get(k)!;
+            return {
+              k,
+              start: sent.start,
+              accepted: sent.accepted - sent.start,
+              first: first - sent.start,
+              last: last - sent.start,
+            };
+          }),
+        ),
+      );
+    const fanOuts = [...firstLast.values()].map(([first, last]) => last - first).sort((a, b) => a - b);
     return {
       scenario: name,
       clients: n,
@@ -134,7 +167,10 @@ async function phase(
       'p99 ms': pct(latencies, 99).toFixed(1),
       'max ms': (latencies.at(-1) ?? NaN).toFixed(1),
       'p50/p99 from 250': `${pct(fromAccepted, 50).toFixed(1)} / ${pct(fromAccepted, 99).toFixed(1)}`,
+      'p50/p99 first socket': `${pct(firsts, 50).toFixed(1)} / ${pct(firsts, 99).toFixed(1)}`,
+      'p50/p99 fan-out': `${pct(fanOuts, 50).toFixed(1)} / ${pct(fanOuts, 99).toFixed(1)}`,
       'server CPU s': cpu.toFixed(1),
+      'intake+worker CPU ms/msg': pipelinePid ? ((pipelineCpu * 1000) / Math.max(t0.size, 1)).toFixed(2) : '',
       'server RSS MB/1k sockets': ((rssGrowth / n) * 1000).toFixed(1),
       'connect s': connectS.toFixed(1),
     };
@@ -190,7 +226,8 @@ async function main(): Promise<void> {
       Array.from({ length: MAILBOXES }, (_, i) => `m${String(i).padStart(3, '0')}`),
     );
 
-    children.push(await serve('api,smtp,worker', apiPort!, env));
+    const service = await serve('api,smtp,worker', apiPort!, env);
+    children.push(service);
     const realtimes = [];
     for (const port of rtPorts)
       realtimes.push(
@@ -255,6 +292,7 @@ async function main(): Promise<void> {
           (m) => ({ token: m.token }),
           viaSmtp,
           realtimes.map((c) => c.pid),
+          service.pid,
         ),
       );
       rows.push(
@@ -303,7 +341,15 @@ async function main(): Promise<void> {
     writeFileSync(
       `bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
       JSON.stringify(
-        { rate: RATE, seconds: SECONDS, servers: SERVERS, clientProcesses: CLIENT_PROCS, openFiles: files, rows },
+        {
+          rate: RATE,
+          seconds: SECONDS,
+          servers: SERVERS,
+          clientProcesses: CLIENT_PROCS,
+          openFiles: files,
+          smtpInboundQueue: process.env.SMTP_INBOUND_QUEUE !== 'false',
+          rows,
+        },
         null,
         2,
       ),

@@ -79,6 +79,8 @@ export const configSchema = z.object({
   SMTP_GROUP_COMMIT: bool.default(true),
   /** Queued intake on 25: the 250 follows the commit of a queue row, and the worker role stores the message behind it (docs/api.md, "Queued intake"). */
   SMTP_INBOUND_QUEUE: bool.default(true),
+  /** With queued intake on 25: while fewer than this many messages are being stored by this process, a message is stored before its 250 (one commit, no queue row), as Exim delivers at once below smtp_accept_queue; 0 always queues (docs/api.md, "Queued intake"). */
+  SMTP_INBOUND_DIRECT_BELOW: z.coerce.number().int().min(0).default(0),
   /** Queued submission on 587: every decision before the 250, which follows the commit of a queue row; the worker role writes the message behind it (docs/api.md, "Queued intake"). */
   SMTP_SUBMISSION_QUEUE: bool.default(true),
   /** Flow control of queued intake, Postfix's in_flow_delay by depth: at this many messages waiting in a queue, a new MAIL FROM on its port waits for the workers (docs/api.md, "Queued intake"). */

@@ -318,3 +318,61 @@ describe('SMTP_INBOUND_QUEUE=false', () => {
     }
   });
 });
+
+describe('SMTP_INBOUND_DIRECT_BELOW=1', () => {
+  it('stores a message before its 250 while nothing else is being stored here, and queues one that arrives meanwhile', async () => {
+    const quiet = await startSmtpTestServer({ env: { DNS_SERVERS: dns.server, SMTP_INBOUND_DIRECT_BELOW: '1' } });
+    // A sender whose SPF question the name server holds: its delivery stays in flight until released.
+    const gates: Array<() => void> = [];
+    const slowSender = (name: string) => {
+      dns.records[name] = {
+        TXT: ['v=spf1 ip4:127.0.0.1 -all'],
+        held: new Promise<void>((resolve) => gates.push(resolve)),
+      };
+      return {
+        from: `a@${name}`,
+        asked: () => waitFor(async () => dns.asked.has(name), 10_000, `${name}'s SPF question`),
+      };
+    };
+    try {
+      const d = await quiet.createDomain();
+      const box = await quiet.createMailbox(d.token, `quiet@${d.name}`);
+      const sendAs = (from: string, subject: string) =>
+        send(mxPort(quiet), box.address, rfc5322({ from, to: box.address, subject }), from);
+      const subjects = async () =>
+        (await rowsOf(() => quiet)`select subject from message where mailbox_id = ${box.mailboxId}`)
+          .map((m) => m.subject as string)
+          .sort();
+
+      expect(await sendAs('news@sender.example', 'alone')).toBe('250 2.0.0 Delivered');
+      expect(await subjects()).toEqual(['alone']); // listed when its 250 came
+
+      // While a direct delivery is in flight, new mail is queued.
+      const direct = slowSender('slow1.sender.example');
+      const held = sendAs(direct.from, 'held');
+      await direct.asked();
+      const worker = slowSender('slow2.sender.example');
+      const queued = queueIdOf(await sendAs(worker.from, 'queued'));
+      expect(queued).toMatch(/^inq_/);
+      gates[0]!();
+      expect(await held).toBe('250 2.0.0 Delivered');
+
+      // While the worker stores a queued message, new mail is queued too.
+      const stored = deliverQueued(quiet.runtime, queued);
+      await worker.asked();
+      const meanwhile = queueIdOf(await sendAs('news@sender.example', 'meanwhile'));
+      expect(meanwhile).toMatch(/^inq_/);
+      gates[1]!();
+      await stored;
+      await deliverQueued(quiet.runtime, meanwhile);
+      expect(await subjects()).toEqual(['alone', 'held', 'meanwhile', 'queued']);
+      // Idle again: direct.
+      expect(await sendAs('news@sender.example', 'later')).toBe('250 2.0.0 Delivered');
+    } finally {
+      for (const open of gates) open();
+      delete dns.records['slow1.sender.example'];
+      delete dns.records['slow2.sender.example'];
+      await quiet.close();
+    }
+  });
+});

@@ -82,6 +82,7 @@ export function createMailTransport(d: MailTransportDeps): MailTransport {
         maxRecipients: d.config.MAX_RECIPIENTS,
         group,
         queue: d.config.SMTP_INBOUND_QUEUE,
+        directBelow: d.config.SMTP_INBOUND_DIRECT_BELOW,
         flow: flowOf('inbound_queue', d.config.SMTP_INBOUND_QUEUE),
       },
     ),

@@ -32,13 +32,16 @@ export type Accepted = { queued: false; messageIds: string[] } | { queued: true;
  * and what DATA does with an accepted message. With queued intake (SMTP_INBOUND_QUEUE, the
  * default) a held message is checked for what must be refused before the 250 (MIME caps, a
  * hosted From), written to the inbound queue in one commit, and parsed, verified and stored by
- * the worker behind it (InboundQueueWorker); a hosted From or a message too large to hold takes
- * the direct path, stored before the 250 (InboundDelivery). docs/api.md, "Queued intake".
+ * the worker behind it (InboundQueueWorker); a hosted From, a message too large to hold, or one
+ * that arrives while fewer than `directBelow` messages are being stored here takes the direct
+ * path, stored before the 250 (InboundDelivery). docs/api.md, "Queued intake".
  */
 export class InboundService {
   private readonly hosted: HostedDomainCache;
   /** Queued messages go to this process's worker (IntakeQueueWorker) after their commit. */
   readonly handoff = new LocalHandoff<QueuedInbound>();
+  /** Messages this process is storing now (direct, or queued and taken by its worker): the load `directBelow` reads. */
+  private storing = 0;
 
   constructor(
     private readonly db: Database,
@@ -50,6 +53,8 @@ export class InboundService {
       group?: CommitGroup | null;
       /** Queue held messages for the worker instead of storing them before the 250. */
       queue: boolean;
+      /** With `queue`: store before the 250 while fewer than this many messages are being stored here (0: always queue). */
+      directBelow?: number;
       /** Flow control by the queue's depth (intake-flow.ts); none without the queue. */
       flow?: IntakeFlow | null;
     },
@@ -93,7 +98,10 @@ export class InboundService {
     const receivedAt = this.clock.now();
     // Small mail is read whole first (nothing is stored yet if the channel's guard refuses it meanwhile).
     const source = await heldIfSmall(raw, SMALL_BLOB_BYTES);
-    if (this.options.queue && Buffer.isBuffer(source) && (await this.mayQueue(source))) {
+    // Below `directBelow` the worker here is idle enough that storing now costs the 250 only the
+    // parse and one commit, and spares the message its second commit (the event comes sooner).
+    const quiet = this.storing < (this.options.directBelow ?? 0);
+    if (this.options.queue && !quiet && Buffer.isBuffer(source) && (await this.mayQueue(source))) {
       try {
         return { queued: true, queueId: await this.enqueue(envelope, source, receivedAt) };
       } catch (err) {
@@ -102,7 +110,7 @@ export class InboundService {
         if (!(err instanceof AppError && err.code === 'QUOTA_EXCEEDED')) throw err;
       }
     }
-    return { queued: false, ...(await this.delivery.deliver(envelope, source, receivedAt)) };
+    return { queued: false, ...(await this.store(() => this.delivery.deliver(envelope, source, receivedAt))) };
   }
 
   /**
@@ -110,7 +118,16 @@ export class InboundService {
    * handed over during its commit is parsed and verified meanwhile and written after `committed`.
    */
   deliverQueued(q: QueuedInbound, committed?: Promise<void>): Promise<{ messageIds: string[] }> {
-    return this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q, committed);
+    return this.store(() => this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q, committed));
+  }
+
+  private async store<T>(work: () => Promise<T>): Promise<T> {
+    this.storing++;
+    try {
+      return await work();
+    } finally {
+      this.storing--;
+    }
   }
 
   /** MIME caps refuse now; a From in a hosted domain is verified now (its refusal is 550 at DATA). */
