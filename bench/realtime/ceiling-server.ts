@@ -1,11 +1,31 @@
 import http from 'node:http';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Server } from 'socket.io';
+import type { Stalls } from './stalls.js';
 
 // The ceiling: a bare Socket.IO server on the same path, no auth, no database, no bus. Clients
 // join their mailbox's room on connect; POST /emit { mailboxAddress, event } emits the same
-// payload the service would, so the gap to it is what the service's pipeline costs.
+// payload the service would, so the gap to it is what the service's pipeline costs. GET /stats:
+// the event loop's longest delay since the last read and the GC's pauses, measured as the
+// service's prom-client metrics measure them (stalls.ts).
 const port = Number(process.argv[2]);
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+const gc = { gcCount: 0, gcMs: 0, gcLong: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gc.gcCount++;
+    gc.gcMs += entry.duration;
+    if (entry.duration >= 10) gc.gcLong++;
+  }
+}).observe({ entryTypes: ['gc'] });
 const server = http.createServer((req, res) => {
+  if (req.url === '/stats') {
+    const stalls: Stalls = { loopMaxMs: loop.max / 1e6, ...gc };
+    loop.reset();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stalls));
+    return;
+  }
   if (req.method !== 'POST' || req.url !== '/emit') {
     res.writeHead(req.url === '/healthz' ? 200 : 404).end();
     return;

@@ -12,6 +12,7 @@ import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { ceiling, ClientProcess } from './infra.js';
 import { nowMs, SmtpSender } from './smtp-sender.js';
 import type { ClientSpec } from './clients.js';
+import { ceilingStalls, describeWindow, serviceStalls, type Stalls } from './stalls.js';
 
 // bench/realtime: end-to-end latency from inbound SMTP acceptance (end of DATA written to the
 // MX listener) to `message.received` on every subscribed socket, 2 realtime processes (or
@@ -42,6 +43,9 @@ interface Row {
   /** Each message's first socket (the path up to the emit) and, per message, last minus first (the fan-out). */
   'p50/p99 first socket': string;
   'p50/p99 fan-out': string;
+  /** Over the measured window, per server process (the service's api,smtp,worker first): the longest event-loop delay, and GC pauses of 10 ms or more (all GC, ms). */
+  'loop max ms': string;
+  'GC ≥ 10 ms (GC ms)': string;
   'server CPU s': string;
   /** CPU of the api,smtp,worker process a message, SMTP session to publish (the bare servers have none). */
   'intake+worker CPU ms/msg': string;
@@ -64,6 +68,8 @@ async function phase(
   auth: (m: { address: string; token: string }) => Record<string, string>,
   emit: (k: number, mailbox: string) => Promise<Sent>,
   serverPids: Array<number | undefined>,
+  /** Reads every server process's stalls (stalls.ts); the service's first is the api,smtp,worker process. */
+  stalls: () => Promise<Stalls[]>,
   /** The process that takes the mail and stores it (the service's api,smtp,worker); none for the bare servers. */
   pipelinePid?: number,
 ): Promise<Row> {
@@ -97,6 +103,7 @@ async function phase(
     const t0 = new Map<number, Sent>();
     const cpuBefore = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0);
     const pipelineBefore = pipelinePid ? cpuSeconds(pipelinePid) : 0;
+    const stallsBefore = await stalls();
     const pending: Array<Promise<void>> = [];
     const total = RATE * SECONDS;
     const start = nowMs();
@@ -114,6 +121,7 @@ async function phase(
       );
     }
     await Promise.all(pending);
+    const window = describeWindow(stallsBefore, await stalls());
     await sleep(3000); // stragglers
     const cpu = serverPids.reduce<number>((a, pid) => a + cpuSeconds(pid), 0) - cpuBefore;
     const pipelineCpu = pipelinePid ? cpuSeconds(pipelinePid) - pipelineBefore : NaN;
@@ -169,6 +177,8 @@ async function phase(
       'p50/p99 from 250': `${pct(fromAccepted, 50).toFixed(1)} / ${pct(fromAccepted, 99).toFixed(1)}`,
       'p50/p99 first socket': `${pct(firsts, 50).toFixed(1)} / ${pct(firsts, 99).toFixed(1)}`,
       'p50/p99 fan-out': `${pct(fanOuts, 50).toFixed(1)} / ${pct(fanOuts, 99).toFixed(1)}`,
+      'loop max ms': window.loopMax,
+      'GC ≥ 10 ms (GC ms)': window.gc,
       'server CPU s': cpu.toFixed(1),
       'intake+worker CPU ms/msg': pipelinePid ? ((pipelineCpu * 1000) / Math.max(t0.size, 1)).toFixed(2) : '',
       'server RSS MB/1k sockets': ((rssGrowth / n) * 1000).toFixed(1),
@@ -292,6 +302,7 @@ async function main(): Promise<void> {
           (m) => ({ token: m.token }),
           viaSmtp,
           realtimes.map((c) => c.pid),
+          () => Promise.all([apiPort!, ...rtPorts].map((p) => serviceStalls(`http://127.0.0.1:${p}`))),
           service.pid,
         ),
       );
@@ -304,6 +315,7 @@ async function main(): Promise<void> {
           (m) => ({ mailboxAddress: m.address }),
           viaCeiling,
           ceilings.map((c) => c.pid),
+          () => Promise.all(ceilingUrls.map(ceilingStalls)),
         ),
       );
     }
@@ -348,6 +360,7 @@ async function main(): Promise<void> {
           clientProcesses: CLIENT_PROCS,
           openFiles: files,
           smtpInboundQueue: process.env.SMTP_INBOUND_QUEUE !== 'false',
+          smtpInboundDirectBelow: Number(process.env.SMTP_INBOUND_DIRECT_BELOW ?? 0),
           rows,
         },
         null,

@@ -1,0 +1,51 @@
+import { scrapeMetrics } from '../lib/scrape.js';
+
+// Where a tail can come from inside a process: its event loop held up (the longest delay of a
+// 10 ms timer, as prom-client's default metrics measure it) and its garbage collector's pauses.
+// The service's processes report both in GET /metrics (prom-client, reset at each scrape); the bare
+// servers in GET /stats (ceiling-server.ts, the same measurements). Read once before a measured
+// window (which resets the loop's maximum) and once after it.
+
+/** What one process reports: the loop's longest delay since the last read, and GC totals so far. */
+export interface Stalls {
+  loopMaxMs: number;
+  gcCount: number;
+  gcMs: number;
+  /** Pauses of 10 ms or more. */
+  gcLong: number;
+}
+
+const PREFIX = 'mailbox_process_nodejs_';
+
+/** The service's figures from its /metrics (prom-client's default metrics under the mailbox_process_ prefix). */
+export async function serviceStalls(baseUrl: string): Promise<Stalls> {
+  const m = await scrapeMetrics(baseUrl);
+  let gcCount = 0;
+  let gcMs = 0;
+  let gcShort = 0;
+  for (const [series, value] of m) {
+    if (!series.startsWith(`${PREFIX}gc_duration_seconds`)) continue;
+    if (series.startsWith(`${PREFIX}gc_duration_seconds_count`)) gcCount += value;
+    else if (series.startsWith(`${PREFIX}gc_duration_seconds_sum`)) gcMs += value * 1000;
+    else if (series.includes('le="0.01"')) gcShort += value;
+  }
+  return {
+    loopMaxMs: (m.get(`${PREFIX}eventloop_lag_max_seconds`) ?? NaN) * 1000,
+    gcCount,
+    gcMs,
+    gcLong: gcCount - gcShort,
+  };
+}
+
+/** A bare server's figures (ceiling-server.ts GET /stats). */
+export async function ceilingStalls(baseUrl: string): Promise<Stalls> {
+  return (await (await fetch(`${baseUrl}/stats`, { signal: AbortSignal.timeout(10_000) })).json()) as Stalls;
+}
+
+/** Per process over a window, from reads before and after it: "loop max ms" and "GC pauses ≥ 10 ms (GC ms)", each joined by " / ". */
+export function describeWindow(before: Stalls[], after: Stalls[]): { loopMax: string; gc: string } {
+  return {
+    loopMax: after.map((s) => s.loopMaxMs.toFixed(0)).join(' / '),
+    gc: after.map((s, i) => `${s.gcLong - before[i]!.gcLong} (${(s.gcMs - before[i]!.gcMs).toFixed(0)})`).join(' / '),
+  };
+}
