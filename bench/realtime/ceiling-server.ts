@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { Server } from 'socket.io';
 import type { Stalls } from './stalls.js';
 
@@ -11,12 +11,22 @@ import type { Stalls } from './stalls.js';
 const port = Number(process.argv[2]);
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
-const gc = { gcCount: 0, gcMs: 0, gcLong: 0 };
+const gc = { gcCount: 0, gcMs: 0, gcLong: 0, gcLongKinds: {} as Record<string, number> };
+// prom-client's names for the kinds (its gc metric labels them so).
+const KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     gc.gcCount++;
     gc.gcMs += entry.duration;
-    if (entry.duration >= 10) gc.gcLong++;
+    if (entry.duration < 10) continue;
+    gc.gcLong++;
+    const kind = KINDS[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'unknown';
+    gc.gcLongKinds[kind] = (gc.gcLongKinds[kind] ?? 0) + 1;
   }
 }).observe({ entryTypes: ['gc'] });
 const server = http.createServer((req, res) => {

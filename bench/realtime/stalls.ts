@@ -11,8 +11,9 @@ export interface Stalls {
   loopMaxMs: number;
   gcCount: number;
   gcMs: number;
-  /** Pauses of 10 ms or more. */
+  /** Pauses of 10 ms or more, and of which kinds (major, minor, incremental, weakcb) they were. */
   gcLong: number;
+  gcLongKinds?: Record<string, number>;
 }
 
 const PREFIX = 'mailbox_process_nodejs_';
@@ -22,18 +23,22 @@ export async function serviceStalls(baseUrl: string): Promise<Stalls> {
   const m = await scrapeMetrics(baseUrl);
   let gcCount = 0;
   let gcMs = 0;
-  let gcShort = 0;
+  const gcLongKinds: Record<string, number> = {};
   for (const [series, value] of m) {
     if (!series.startsWith(`${PREFIX}gc_duration_seconds`)) continue;
-    if (series.startsWith(`${PREFIX}gc_duration_seconds_count`)) gcCount += value;
-    else if (series.startsWith(`${PREFIX}gc_duration_seconds_sum`)) gcMs += value * 1000;
-    else if (series.includes('le="0.01"')) gcShort += value;
+    const kind = /kind="(\w+)"/.exec(series)?.[1] ?? 'unknown';
+    if (series.startsWith(`${PREFIX}gc_duration_seconds_count`)) {
+      gcCount += value;
+      gcLongKinds[kind] = (gcLongKinds[kind] ?? 0) + value;
+    } else if (series.startsWith(`${PREFIX}gc_duration_seconds_sum`)) gcMs += value * 1000;
+    else if (series.includes('le="0.01"')) gcLongKinds[kind] = (gcLongKinds[kind] ?? 0) - value;
   }
   return {
     loopMaxMs: (m.get(`${PREFIX}eventloop_lag_max_seconds`) ?? NaN) * 1000,
     gcCount,
     gcMs,
-    gcLong: gcCount - gcShort,
+    gcLong: Object.values(gcLongKinds).reduce((a, n) => a + n, 0),
+    gcLongKinds,
   };
 }
 
@@ -46,6 +51,14 @@ export async function ceilingStalls(baseUrl: string): Promise<Stalls> {
 export function describeWindow(before: Stalls[], after: Stalls[]): { loopMax: string; gc: string } {
   return {
     loopMax: after.map((s) => s.loopMaxMs.toFixed(0)).join(' / '),
-    gc: after.map((s, i) => `${s.gcLong - before[i]!.gcLong} (${(s.gcMs - before[i]!.gcMs).toFixed(0)})`).join(' / '),
+    gc: after
+      .map((s, i) => {
+        const kinds = Object.entries(s.gcLongKinds ?? {})
+          .map(([kind, n]) => [kind, n - (before[i]!.gcLongKinds?.[kind] ?? 0)] as const)
+          .filter(([, n]) => n > 0)
+          .map(([kind, n]) => `${n} ${kind}`);
+        return `${kinds.length ? kinds.join(', ') : s.gcLong - before[i]!.gcLong} (${(s.gcMs - before[i]!.gcMs).toFixed(0)})`;
+      })
+      .join(' / '),
   };
 }
