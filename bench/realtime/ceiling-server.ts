@@ -11,7 +11,7 @@ import type { Stalls } from './stalls.js';
 const port = Number(process.argv[2]);
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
-const gc = { gcCount: 0, gcMs: 0, gcLong: 0, gcLongKinds: {} as Record<string, number> };
+const gc = { gcMs: 0, gcLongKinds: {} as Record<string, number> };
 // prom-client's names for the kinds (its gc metric labels them so).
 const KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
@@ -21,10 +21,8 @@ const KINDS: Record<number, string> = {
 };
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
-    gc.gcCount++;
     gc.gcMs += entry.duration;
     if (entry.duration < 10) continue;
-    gc.gcLong++;
     const kind = KINDS[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'unknown';
     gc.gcLongKinds[kind] = (gc.gcLongKinds[kind] ?? 0) + 1;
   }

@@ -12,6 +12,7 @@ import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { ceiling, ClientProcess } from './infra.js';
 import { nowMs, SmtpSender } from './smtp-sender.js';
 import type { ClientSpec } from './clients.js';
+import { configSchema } from '../../src/config/config.js';
 import { ceilingStalls, describeWindow, serviceStalls, type Stalls } from './stalls.js';
 
 // bench/realtime: end-to-end latency from inbound SMTP acceptance (end of DATA written to the
@@ -53,6 +54,15 @@ interface Row {
   'server RSS MB/1k sockets': string;
   'connect s': string;
 }
+/** The server side of a phase, as the bench reads it. */
+interface Servers {
+  /** The processes holding the sockets (their CPU and memory). */
+  pids: Array<number | undefined>;
+  /** Reads every server process's stalls (stalls.ts); the service's api,smtp,worker process first. */
+  stalls: () => Promise<Stalls[]>;
+  /** The process that takes the mail and stores it (the service's api,smtp,worker); none for the bare servers. */
+  pipelinePid?: number;
+}
 /** When a message was handed over: `start` (end of DATA, or the ceiling's POST) and `accepted` (the 250; the POST's answer). */
 interface Sent {
   start: number;
@@ -67,12 +77,9 @@ async function phase(
   mailboxes: Array<{ address: string; token: string }>,
   auth: (m: { address: string; token: string }) => Record<string, string>,
   emit: (k: number, mailbox: string) => Promise<Sent>,
-  serverPids: Array<number | undefined>,
-  /** Reads every server process's stalls (stalls.ts); the service's first is the api,smtp,worker process. */
-  stalls: () => Promise<Stalls[]>,
-  /** The process that takes the mail and stores it (the service's api,smtp,worker); none for the bare servers. */
-  pipelinePid?: number,
+  servers: Servers,
 ): Promise<Row> {
+  const { pids: serverPids, stalls, pipelinePid } = servers;
   const procs = Array.from({ length: CLIENT_PROCS }, () => ClientProcess.start());
   try {
     const specs: ClientSpec[][] = procs.map(() => []);
@@ -301,9 +308,11 @@ async function main(): Promise<void> {
           mailboxes,
           (m) => ({ token: m.token }),
           viaSmtp,
-          realtimes.map((c) => c.pid),
-          () => Promise.all([apiPort!, ...rtPorts].map((p) => serviceStalls(`http://127.0.0.1:${p}`))),
-          service.pid,
+          {
+            pids: realtimes.map((c) => c.pid),
+            stalls: () => Promise.all([apiPort!, ...rtPorts].map((p) => serviceStalls(`http://127.0.0.1:${p}`))),
+            pipelinePid: service.pid,
+          },
         ),
       );
       rows.push(
@@ -314,8 +323,7 @@ async function main(): Promise<void> {
           mailboxes,
           (m) => ({ mailboxAddress: m.address }),
           viaCeiling,
-          ceilings.map((c) => c.pid),
-          () => Promise.all(ceilingUrls.map(ceilingStalls)),
+          { pids: ceilings.map((c) => c.pid), stalls: () => Promise.all(ceilingUrls.map(ceilingStalls)) },
         ),
       );
     }
@@ -349,6 +357,8 @@ async function main(): Promise<void> {
         ];
       }),
     );
+    // The intake settings the service ran with, read from the environment as the service reads them.
+    const intake = configSchema.pick({ SMTP_INBOUND_QUEUE: true, SMTP_INBOUND_DIRECT_BELOW: true }).parse(process.env);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       `bench/results/realtime-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.json`,
@@ -359,8 +369,8 @@ async function main(): Promise<void> {
           servers: SERVERS,
           clientProcesses: CLIENT_PROCS,
           openFiles: files,
-          smtpInboundQueue: process.env.SMTP_INBOUND_QUEUE !== 'false',
-          smtpInboundDirectBelow: Number(process.env.SMTP_INBOUND_DIRECT_BELOW ?? 0),
+          smtpInboundQueue: intake.SMTP_INBOUND_QUEUE,
+          smtpInboundDirectBelow: intake.SMTP_INBOUND_DIRECT_BELOW,
           rows,
         },
         null,

@@ -110,7 +110,7 @@ export class InboundService {
         if (!(err instanceof AppError && err.code === 'QUOTA_EXCEEDED')) throw err;
       }
     }
-    return { queued: false, ...(await this.store(() => this.delivery.deliver(envelope, source, receivedAt))) };
+    return { queued: false, ...(await this.counted(() => this.delivery.deliver(envelope, source, receivedAt))) };
   }
 
   /**
@@ -118,10 +118,11 @@ export class InboundService {
    * handed over during its commit is parsed and verified meanwhile and written after `committed`.
    */
   deliverQueued(q: QueuedInbound, committed?: Promise<void>): Promise<{ messageIds: string[] }> {
-    return this.store(() => this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q, committed));
+    return this.counted(() => this.delivery.deliver(q.envelope, q.raw, q.receivedAt, q, committed));
   }
 
-  private async store<T>(work: () => Promise<T>): Promise<T> {
+  /** Runs a delivery counted in `storing`. */
+  private async counted<T>(work: () => Promise<T>): Promise<T> {
     this.storing++;
     try {
       return await work();
