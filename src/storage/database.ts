@@ -1,7 +1,7 @@
 import { createQueryId, sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import type pgTypes from 'pg';
 import type { Em, Orm } from './orm.js';
-import { pipelinedTransaction } from './statement-pipeline.js';
+import { HOT_ROW_MARK, pipelinedTransaction } from './statement-pipeline.js';
 import type { DB } from './schema.js';
 
 /**
@@ -84,6 +84,16 @@ export async function settleAll(statements: readonly (Promise<unknown> | undefin
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed) throw failed.reason;
 }
+
+/**
+ * Marks a statement that updates a row many concurrent writers share (a mailbox's counters and
+ * event sequence, a thread): pipelined, it goes out after the other statements issued in the same
+ * turn (statement-pipeline.ts), so the row is locked for the end of the batch and the COMMIT only,
+ * not while the transaction's other writes run. Statements of one turn awaited none of each other,
+ * so none reads what another returns; those marked keep their order among themselves (the lock
+ * order, mailbox row before thread, holds).
+ */
+export const hotRow = <T>(statement: RawBuilder<T>): RawBuilder<T> => sql<T>`${sql.raw(HOT_ROW_MARK)}${statement}`;
 
 /** pg returns bigint as string and PGlite as number; the core always wants number. */
 export const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));

@@ -43,6 +43,9 @@ const pgInternals = pg as unknown as {
   utils: { prepareValue(v: unknown): unknown };
 };
 
+/** The comment `hotRow` (database.ts) puts before a statement: it goes last in its batch. */
+export const HOT_ROW_MARK = '/* hot row */ ';
+
 interface Pending {
   text: string;
   values: readonly unknown[];
@@ -255,7 +258,7 @@ class PipelinedConnection implements DatabaseConnection {
 
   private flush(): void {
     this.scheduled = false;
-    const statements = this.queue.splice(0);
+    const statements = lastOfTheirBatch(this.queue.splice(0));
     if (this.commitLast) {
       statements.push(this.commitLast);
       this.commitLast = null;
@@ -265,6 +268,20 @@ class PipelinedConnection implements DatabaseConnection {
     const types = (this.client as unknown as { _types: unknown })._types;
     this.client.query(new StatementBatch(statements, this.names, types) as unknown as pgTypes.QueryConfig);
   }
+}
+
+/**
+ * The batch in issue order, except that statements marked with HOT_ROW_MARK (database.ts `hotRow`)
+ * go after the others, in their own issue order: the rows they lock stay locked for the end of the
+ * batch and the COMMIT only (bench/smtp: the worker's transactions waited on each other's mailbox
+ * rows). Nothing issued in one turn awaited another statement of it, so none depends on another's answer.
+ */
+function lastOfTheirBatch(statements: Pending[]): Pending[] {
+  if (!statements.some((s) => s.text.startsWith(HOT_ROW_MARK))) return statements;
+  return [
+    ...statements.filter((s) => !s.text.startsWith(HOT_ROW_MARK)),
+    ...statements.filter((s) => s.text.startsWith(HOT_ROW_MARK)),
+  ];
 }
 
 /** The names of the pool's Client class (prepared-statements.ts), so a batch names what single queries name. */

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type pgTypes from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database, settleAll, sql, type Sql } from '../../src/storage/database.js';
+import { Database, hotRow, settleAll, sql, type Sql } from '../../src/storage/database.js';
 import { openOrm, type Orm } from '../../src/storage/orm.js';
 import { createScratchDatabase, ENGINE } from '../support/harness.js';
 import { migratedPgliteDump } from '../support/pglite-dump.js';
@@ -183,5 +183,78 @@ describe.each(modes)('Database.writeTx with commitWithStatements (pipelined: %s)
     expect((err as Error).message).toMatch(/committed although/);
     expect(String(((err as Error).cause as Error).message)).toMatch(/after its transaction's COMMIT/);
     expect(await ids(db)).toEqual([1]); // the first batch (with its COMMIT) is durable; the late one never ran
+  });
+});
+
+// hotRow (a mailbox's counters, its event sequence, a thread): pipelined, a marked statement goes
+// after the others issued in the same turn, so the row it locks is held for the end of the batch
+// and the COMMIT only. Plain transactions run statements in call order.
+describe.each(modes)('Database.writeTx with hot-row statements (pipelined: %s)', (pipeline) => {
+  const order = async (db: Database) =>
+    (await db.rows(sql<{ note: string }>`select note from pipe_probe order by n`)).map((r) => r.note);
+  // Each insert takes the next value of a sequence as it runs: `n` is the order PostgreSQL ran them in.
+  const logged = (id: number, note: string) =>
+    sql`insert into pipe_probe (id, note, n) values (${id}, ${note}, nextval('pipe_order'))`;
+
+  it('goes after the statements issued with it, in its own order; a later turn keeps call order', async () => {
+    const db = await open(pipeline);
+    await sql`create sequence if not exists pipe_order`.execute(db.db);
+    await db.writeTx(async (trx) => {
+      await settleAll([
+        hotRow(logged(1, 'hot 1')).execute(trx),
+        logged(2, 'a').execute(trx),
+        hotRow(logged(3, 'hot 2')).execute(trx),
+        logged(4, 'b').execute(trx),
+      ]);
+      await logged(5, 'next turn').execute(trx);
+    });
+    expect(await order(db)).toEqual(
+      pipeline ? ['a', 'b', 'hot 1', 'hot 2', 'next turn'] : ['hot 1', 'a', 'hot 2', 'b', 'next turn'],
+    );
+  });
+
+  it('a failing hot-row statement still fails the transaction: nothing commits', async () => {
+    const db = await open(pipeline);
+    const err = await db
+      .writeTx((trx) => settleAll([hotRow(sql`select 1 / 0`).execute(trx), insert(trx, 1)]))
+      .catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('22012');
+    expect(await ids(db)).toEqual([]);
+  });
+
+  // The point of the order: while the batch's other statements run, another transaction can still
+  // take the row (FOR UPDATE NOWAIT fails at once on a locked row; no timing is asserted).
+  it.runIf(pipeline)('leaves the row unlocked while the rest of its batch runs', async () => {
+    const db = await open(pipeline);
+    await insert(db.db, 1);
+    const other = new pg.Client({ connectionString: scratch!.url });
+    await other.connect();
+    try {
+      const tx = db.writeTx((trx) =>
+        settleAll([
+          hotRow(sql`update pipe_probe set n = n + 1 where id = 1`).execute(trx),
+          sql`select pg_sleep(2)`.execute(trx),
+        ]),
+      );
+      // Once the sleep runs (the hot-row update issued before it has not, if it goes last)...
+      for (let i = 0; i < 400; i++) {
+        const active = await other.query(
+          `select 1 from pg_stat_activity where state = 'active' and query like 'select pg_sleep%'`,
+        );
+        if (active.rowCount) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // ...the row is free: locked, NOWAIT would fail with 55P03.
+      await other.query('begin');
+      const taken = await other.query('select n from pipe_probe where id = 1 for update nowait');
+      expect(taken.rows).toEqual([{ n: '1' }]);
+      await other.query('update pipe_probe set n = n + 10 where id = 1');
+      await other.query('commit');
+      await tx;
+      const [row] = await db.rows(sql<{ n: string }>`select n::text from pipe_probe where id = 1`);
+      expect(row!.n).toBe('12'); // both updates, the hot-row one after the other transaction's
+    } finally {
+      await other.end();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { sql, type Sql } from '../../../storage/database.js';
+import { hotRow, sql, type Sql } from '../../../storage/database.js';
 import type { Row } from '../../../storage/rows.js';
 
 /** The messages of `mailboxId` carrying any of the msg-ids `ids`, oldest first. */
@@ -42,12 +42,12 @@ export async function touchThread(
   direction: 'inbound' | 'outbound',
 ): Promise<void> {
   if (direction === 'outbound')
-    await sql`update thread set last_message_at = greatest(last_message_at, ${at}),
+    await hotRow(sql`update thread set last_message_at = greatest(last_message_at, ${at}),
       awaiting_reply_since = case when state = 'awaiting_reply' then coalesce(awaiting_reply_since, ${at}) else ${at} end,
       state = 'awaiting_reply'
-      where id = ${threadId}`.execute(trx);
+      where id = ${threadId}`).execute(trx);
   else
-    await sql`update thread set last_message_at = greatest(last_message_at, ${at}), state = 'open',
+    await hotRow(sql`update thread set last_message_at = greatest(last_message_at, ${at}), state = 'open',
       awaiting_reply_since = null, follow_up_at = null, follow_up_notified_at = null
-      where id = ${threadId}`.execute(trx);
+      where id = ${threadId}`).execute(trx);
 }

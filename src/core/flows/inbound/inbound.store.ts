@@ -95,18 +95,19 @@ export class InboundStore {
 
   private async write(trx: Sql, m: InboundMessage, whole: boolean): Promise<StoredInbound> {
     const now = this.clock.now();
-    // The storage quota first: the same update raises the inbound counter and locks the mailbox
-    // row (mailbox row first, thread after, the lock order every writer here keeps; see
-    // local-delivery). Awaited here only when a refusal must leave nothing written (see store).
     const attachments = m.attachments ?? [];
     const storedBytes =
       (m.rawSizeBytes ?? 0) + bodyBytes(m.bodyText, m.bodyHtml) + attachments.reduce((s, a) => s + a.sizeBytes, 0);
-    const charged =
+    // The storage quota: the same update raises the inbound counter and locks the mailbox row
+    // (mailbox row first, thread after, the lock order every writer here keeps; see local-delivery).
+    const charge = () =>
       m.reservedBytes === undefined
         ? chargeStorage(trx, m.mailboxId, storedBytes, { exempt: m.quotaExempt === true, countAs: 'inbound' })
         : settleReservation(trx, m.mailboxId, m.reservedBytes, storedBytes);
-    if (!whole) await charged;
-    charged.catch(() => undefined); // settled below; a refusal must not surface as unhandled meanwhile
+    // When a refusal must leave nothing written (see store), before anything else; else with the
+    // writes, after the reads, where it goes last in their batch (database.ts `hotRow`): the
+    // mailbox row is then locked for the end of the transaction only.
+    if (!whole) await charge();
     const references = inboundReferences(m.inReplyTo, m.references);
     const [parent, context] = await Promise.all([
       findParentByMessageIds(trx, m.mailboxId, references),
@@ -127,7 +128,7 @@ export class InboundStore {
     const trust = trustOfVerdicts(m.authResults);
     // Issued together and awaited together (one round trip when pipelined).
     const written = [
-      charged,
+      whole ? charge() : undefined,
       parent
         ? touchThread(trx, threadId, now, 'inbound')
         : createThread(trx, {

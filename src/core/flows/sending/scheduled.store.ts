@@ -1,4 +1,4 @@
-import { sql, type Database, type Sql } from '../../../storage/database.js';
+import { hotRow, sql, type Database, type Sql } from '../../../storage/database.js';
 import type { Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../access/principal.js';
 import { visible } from '../../state/messages/message.store.js';
@@ -89,8 +89,9 @@ export async function cancelScheduled(
     'messageId' in where
       ? sql`id = ${where.messageId}`
       : sql`thread_id = ${where.threadId} and cancel_on_reply and direction = 'outbound'`;
-  const { rows } = await sql<{ id: string }>`update message set delivery_status = 'cancelled'
-    where ${match} and delivery_status = 'scheduled' returning id`.execute(trx);
+  // Marked like the thread's touch it follows, so the lock order (thread, then its messages) holds.
+  const { rows } = await hotRow(sql<{ id: string }>`update message set delivery_status = 'cancelled'
+    where ${match} and delivery_status = 'scheduled' returning id`).execute(trx);
   const ids = rows.map((r) => r.id);
   if (ids.length === 0) return { ids, recipients: [] };
   const recipients = await sql<{ message_id: string; address: string }>`update message_recipient

@@ -1,4 +1,4 @@
-import { sql, type Database, type Sql, type SqlFragment } from '../../../storage/database.js';
+import { hotRow, sql, type Database, type Sql, type SqlFragment } from '../../../storage/database.js';
 import type { Col, Row } from '../../../storage/rows.js';
 import { validTokenSql } from '../../access/token.store.js';
 import type { EventType, MailboxEvent } from '../../../types/mailbox-event.js';
@@ -20,7 +20,7 @@ export async function appendEventRow(
   data: Record<string, unknown>,
 ): Promise<Row<'mailbox', 'event_seq' | 'address'> | undefined> {
   return (
-    await sql<Row<'mailbox', 'event_seq' | 'address'>>`with next as (
+    await hotRow(sql<Row<'mailbox', 'event_seq' | 'address'>>`with next as (
         update mailbox set event_seq = event_seq + 1 where id = ${mailboxId} returning event_seq, address, domain_id),
       event as (select next.*, jsonb_build_object('eventId', next.event_seq::text, 'type', ${type}::text,
         'mailboxId', ${mailboxId}::text, 'mailboxAddress', next.address, 'occurredAtTs', ${at.getTime()}::int8,
@@ -30,7 +30,7 @@ export async function appendEventRow(
       queued as (insert into webhook_delivery (webhook_id, mailbox_id, seq, payload, status, attempts, next_attempt_at, created_at)
         select wanted.id, ${mailboxId}, event.event_seq, event.payload, 'pending', 0, ${at}, ${at}
         from event, lateral (${webhooksWanting(sql`event.domain_id`, mailboxId, type)}) wanted)
-    select event_seq, address from next`.execute(trx)
+    select event_seq, address from next`).execute(trx)
   ).rows[0];
 }
 

@@ -1,5 +1,5 @@
 import { AppError } from '../../base/errors.js';
-import { sql, num, type Sql, type SqlFragment } from '../../../storage/database.js';
+import { hotRow, sql, num, type Sql, type SqlFragment } from '../../../storage/database.js';
 import { isNotNullViolation } from '../../../storage/errors.js';
 
 /**
@@ -42,8 +42,8 @@ export async function chargeStorage(
         ? sql`, outbound_count = m.outbound_count + 1`
         : sql``;
   const room = options.exempt ? sql`` : sql`and ${hasRoomFor(n)}`;
-  const charged = await sql`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}${counter}
-      where m.id = ${mailboxId} ${room}`.execute(trx);
+  const charged = await hotRow(sql`update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}${counter}
+      where m.id = ${mailboxId} ${room}`).execute(trx);
   if (Number(charged.numAffectedRows ?? 0) > 0) return;
   const exists = (await sql`select 1 from mailbox where id = ${mailboxId}`.execute(trx)).rows.length > 0;
   if (!exists) throw new Error(`mailbox ${mailboxId} does not exist`);
@@ -67,8 +67,8 @@ export async function settleReservation(
   if (delta > 0) return chargeStorage(trx, mailboxId, delta, { countAs });
   const counter =
     countAs === 'inbound' ? sql`inbound_count = inbound_count + 1` : sql`outbound_count = outbound_count + 1`;
-  await sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes + ${delta}, 0), ${counter}
-    where id = ${mailboxId}`.execute(trx);
+  await hotRow(sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes + ${delta}, 0), ${counter}
+    where id = ${mailboxId}`).execute(trx);
 }
 
 /**
@@ -112,8 +112,8 @@ export async function insertReserving(
 /** Gives `bytes` back (a deleted message); never below 0. */
 export async function releaseStorage(trx: Sql, mailboxId: string, bytes: number): Promise<void> {
   if (bytes <= 0) return;
-  await sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes - ${Math.ceil(bytes)}, 0)
-    where id = ${mailboxId}`.execute(trx);
+  await hotRow(sql`update mailbox set storage_used_bytes = greatest(storage_used_bytes - ${Math.ceil(bytes)}, 0)
+    where id = ${mailboxId}`).execute(trx);
 }
 
 export interface StorageUsage {
