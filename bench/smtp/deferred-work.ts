@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
 import { silentLogger } from '../../src/core/base/logger.js';
 import { cpuMeter } from './cpu.js';
+import { sampleBackendStates, type BackendStates } from './backend-states.js';
 
 /**
  * Worker processes draining each pass at once, as the chart's worker Deployment runs them
@@ -27,6 +28,8 @@ export interface IndexingFigures {
   messages: number;
   rate: number;
   postgresCpuMsPerMessage: number;
+  /** What the database's backends were doing during the pass (sampled). */
+  backends?: BackendStates;
 }
 export interface DeferredWork {
   /**
@@ -88,6 +91,7 @@ async function drainInProcesses(
   );
   try {
     await Promise.all(children.map((c) => once(c, 'message')));
+    const states = await sampleBackendStates(env.DATABASE_URL!, database);
     const meter = cpuMeter(process.pid, database);
     const t0 = performance.now();
     const done = children.map((c) => once(c, 'message').then(([m]) => m as { messages: number; cpuMs: number }));
@@ -95,6 +99,7 @@ async function drainInProcesses(
     const results = await Promise.all(done);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = meter(); // before the children close their connections: a gone backend's CPU cannot be read
+    const backends = await states();
     for (const c of children) c.send('close');
     const messages = results.reduce((n, r) => n + r.messages, 0);
     const per = (ms: number) => Number((ms / Math.max(1, messages)).toFixed(2));
@@ -103,6 +108,7 @@ async function drainInProcesses(
       rate: Math.round(messages / Math.max(seconds, 1e-3)),
       postgresCpuMsPerMessage: per(cpu.postgres),
       workerCpuMsPerMessage: per(results.reduce((n, r) => n + r.cpuMs, 0)),
+      backends,
     };
   } finally {
     await Promise.all(

@@ -183,6 +183,14 @@ async function main(): Promise<void> {
     console.log(
       `submissions written behind the 250 (the worker's pass over port 587's queue): ${written.messages} messages at ${written.rate} msg/s, worker CPU ${written.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${written.postgresCpuMsPerMessage} ms/msg`,
     );
+    for (const [name, pass] of [
+      ['inbound delivery', delivery],
+      ['submission writes', written],
+    ] as const)
+      if (pass.backends)
+        console.log(
+          `  ${name}, PostgreSQL backends (${pass.backends.samples} samples): active ${pass.backends.active}%, waiting on a lock ${pass.backends.lock}%, on the WAL or I/O ${pass.backends.io}%, idle in transaction ${pass.backends.idleInTransaction}%, idle ${pass.backends.idle}%`,
+        );
     for (const [group, port, behind] of [
       ['inbound', 25, delivery],
       ['submission', 587, written],
