@@ -13,9 +13,9 @@ export interface SubscriptionRow {
 /** The mailbox's event sequence, row-locked: no event of it commits until this transaction ends. */
 export async function lockMailboxHead(trx: Sql, mailboxId: string): Promise<number> {
   const row = (
-    await sql<{ event_seq: string | number }>`select event_seq from mailbox where id = ${mailboxId} for update`.execute(
-      trx,
-    )
+    await sql<{
+      event_seq: string | number;
+    }>`select event_seq from mailbox where id = ${mailboxId} for no key update`.execute(trx)
   ).rows[0];
   return Number(row?.event_seq ?? 0);
 }

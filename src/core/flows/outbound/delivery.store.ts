@@ -93,7 +93,9 @@ export async function claimSentRaw(db: Database, messageId: string, blobKey: str
 
 /** Locks mailbox rows in id order (a fixed order keeps two opposite local deliveries from deadlocking). */
 export async function lockMailboxes(trx: Sql, mailboxIds: readonly string[]): Promise<void> {
-  await sql`select id from mailbox where id = any(${[...mailboxIds]}::text[]) order by id for update`.execute(trx);
+  await sql`select id from mailbox where id = any(${[...mailboxIds]}::text[]) order by id for no key update`.execute(
+    trx,
+  );
 }
 
 /** The inbound copy of a message (by Message-ID) a mailbox already holds, if any. */

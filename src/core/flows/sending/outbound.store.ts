@@ -102,7 +102,8 @@ export async function writeOutbound(
   // charge raises the outbound counter and locks the mailbox row: mailbox row first, thread
   // after, the lock order every writer here keeps (see local-delivery). Uploads to claim are read
   // under that lock, so a concurrent send claiming the same upload reads after this one commits.
-  if (draft.attachmentIds.length > 0) await sql`select 1 from mailbox where id = ${mailbox.id} for update`.execute(trx);
+  if (draft.attachmentIds.length > 0)
+    await sql`select 1 from mailbox where id = ${mailbox.id} for no key update`.execute(trx);
   const forwarded = draft.forwardedAttachments ?? [];
   const attachmentCount = draft.attachmentIds.length + forwarded.length;
   const storedBytes =

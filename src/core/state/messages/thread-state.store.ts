@@ -91,7 +91,7 @@ export async function writeThreadState(
 
 /** The mailbox row, locked: taken before a thread row, the lock order every writer keeps (appendEvent locks the mailbox). */
 export async function lockMailbox(trx: Sql, mailboxId: string): Promise<void> {
-  await sql`select 1 from mailbox where id = ${mailboxId} for update`.execute(trx);
+  await sql`select 1 from mailbox where id = ${mailboxId} for no key update`.execute(trx);
 }
 
 /** Threads still awaiting a reply whose follow-up time has passed and was not yet announced (a partial index). */

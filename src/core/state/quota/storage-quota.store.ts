@@ -99,7 +99,7 @@ export async function insertReserving(
   const ids = [...new Set(mailboxIds)].sort();
   const n = Math.max(0, Math.ceil(bytes));
   try {
-    await sql`with locked as (select id from mailbox where id = any(${ids}::text[]) order by id for update),
+    await sql`with locked as (select id from mailbox where id = any(${ids}::text[]) order by id for no key update),
       reserved as (update mailbox m set storage_used_bytes = m.storage_used_bytes + ${n}
         from locked where m.id = locked.id and ${hasRoomFor(n)} returning m.id)
       ${insert(sql`(select case when count(*) = ${ids.length} then ${n}::bigint end from reserved)`)}`.execute(trx);
@@ -209,5 +209,5 @@ export async function domainStorageRow(
 
 /** Row-locks a mailbox (uploads of one mailbox are admitted one at a time). */
 export async function lockMailboxRow(trx: Sql, mailboxId: string): Promise<void> {
-  await sql`select id from mailbox where id = ${mailboxId} for update`.execute(trx);
+  await sql`select id from mailbox where id = ${mailboxId} for no key update`.execute(trx);
 }
