@@ -217,8 +217,10 @@ async function main(): Promise<void> {
     const redisPort = await freePort();
     children.push(await redisServer(redisPort));
     const [apiPort, mxPort, submissionPort] = await Promise.all(Array.from({ length: 3 }, freePort));
-    const rtPorts = await Promise.all(Array.from({ length: SERVERS }, freePort));
-    const ceilingPorts = await Promise.all(Array.from({ length: SERVERS }, freePort));
+    // The realtime and bare servers' ports are picked just before each starts: picked up front, one
+    // was taken meanwhile by an outgoing connection of the processes started before it (EADDRINUSE).
+    const rtPorts: number[] = [];
+    const ceilingPorts: number[] = [];
     const env = {
       ...nodeOptions,
       DATABASE_URL: db.url,
@@ -246,12 +248,20 @@ async function main(): Promise<void> {
     const service = await serve('api,smtp,worker', apiPort!, env);
     children.push(service);
     const realtimes = [];
-    for (const port of rtPorts)
+    for (let i = 0; i < SERVERS; i++) {
+      rtPorts.push(await freePort());
       realtimes.push(
-        await serve('realtime', port!, { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')) }),
+        await serve('realtime', rtPorts[i]!, {
+          ...env,
+          MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-rt-')),
+        }),
       );
+    }
     const ceilings = [];
-    for (const port of ceilingPorts) ceilings.push(await ceiling(port!, nodeOptions));
+    for (let i = 0; i < SERVERS; i++) {
+      ceilingPorts.push(await freePort());
+      ceilings.push(await ceiling(ceilingPorts[i]!, nodeOptions));
+    }
     children.push(...realtimes, ...ceilings);
     const senders = await Promise.all(Array.from({ length: SMTP_CONNECTIONS }, () => SmtpSender.open(mxPort!)));
     // Sequential per connection (SMTP has one transaction at a time): a simple chain per sender.
