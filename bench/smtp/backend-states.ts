@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { ADMIN_URL } from '../lib/scratch.js';
 
 /** Shares of the sampled backend time, in %: what a drain's PostgreSQL backends were doing. */
 export interface BackendStates {
@@ -19,14 +20,11 @@ export interface BackendStates {
  * Samples the client backends of `database` every `everyMs` from pg_stat_activity until stopped:
  * the share of backend time spent waiting on locks says whether a drain's transactions serialise
  * on shared rows (a mailbox's counters) rather than on the machine's cores. One connection, a
- * statement a sample: a few ms of CPU a second.
+ * statement a sample, to the maintenance database: its backend's CPU is not counted as the
+ * measured database's (cpu.ts counts that database's backends).
  */
-export async function sampleBackendStates(
-  databaseUrl: string,
-  database: string,
-  everyMs = 20,
-): Promise<() => Promise<BackendStates>> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+export async function sampleBackendStates(database: string, everyMs = 20): Promise<() => Promise<BackendStates>> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   const counts = { samples: 0, active: 0, lock: 0, io: 0, idleInTransaction: 0, idle: 0 };
   let stopped = false;
@@ -34,7 +32,7 @@ export async function sampleBackendStates(
     while (!stopped) {
       const { rows } = await client.query<{ state: string | null; wait: string | null; event: string | null }>(
         `select state, wait_event_type as wait, wait_event as event from pg_stat_activity
-          where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid()`,
+          where datname = $1 and backend_type = 'client backend'`,
         [database],
       );
       for (const r of rows) {

@@ -91,7 +91,7 @@ async function drainInProcesses(
   );
   try {
     await Promise.all(children.map((c) => once(c, 'message')));
-    const states = await sampleBackendStates(env.DATABASE_URL!, database);
+    const states = await sampleBackendStates(database);
     const meter = cpuMeter(process.pid, database);
     const t0 = performance.now();
     const done = children.map((c) => once(c, 'message').then(([m]) => m as { messages: number; cpuMs: number }));

@@ -91,10 +91,9 @@ export async function settleAll(statements: readonly (Promise<unknown> | undefin
  * turn (statement-pipeline.ts), so the row is locked for the end of the batch and the COMMIT only,
  * not while the transaction's other writes run. Statements of one turn awaited none of each other,
  * so none reads what another returns; those marked keep their order among themselves (the lock
- * order, mailbox row before thread, holds). Going last lets other transactions insert rows that
- * reference the row first (their foreign-key check holds KEY SHARE on it), so a transaction that
- * locks the row again after its update takes FOR NO KEY UPDATE, the mode of the update itself,
- * never FOR UPDATE, which would wait for those checks while they wait for it (a deadlock).
+ * order, mailbox row before thread, holds). Going last lets other transactions' inserts take KEY
+ * SHARE on the row first, so it is locked explicitly only FOR NO KEY UPDATE (the core's
+ * `lockMailboxRows` says why).
  */
 export const hotRow = <T>(statement: RawBuilder<T>): RawBuilder<T> => sql<T>`${sql.raw(HOT_ROW_MARK)}${statement}`;
 

@@ -14,8 +14,9 @@ import { IntakeQueueWorker } from '../../src/core/flows/intake/intake-queue.work
 // Two worker replicas (two processes' pools and commit groups) drain port 25's queue at once over
 // the same mailboxes, messages to one, two and three of them. Their transactions meet on the
 // mailbox rows (quota settlement, event sequence), which go last in each batch (database.ts
-// `hotRow`): every copy is stored once, no transaction deadlocks or is set aside, and each
-// mailbox's counters, quota use and event sequence come out exact.
+// `hotRow`): every copy is stored once, none is set aside, and each mailbox's counters, quota use
+// and event sequence come out exact. (A commit group that fails, a deadlock included, runs its
+// members again alone, so this guards the outcome, not the absence of a retry.)
 
 let server: TestServer;
 let replica: Runtime;

@@ -237,13 +237,15 @@ describe.each(modes)('Database.writeTx with hot-row statements (pipelined: %s)',
         ]),
       );
       // Once the sleep runs (the hot-row update issued before it has not, if it goes last)...
-      for (let i = 0; i < 400; i++) {
+      let sleeping = false;
+      for (let i = 0; i < 400 && !sleeping; i++) {
         const active = await other.query(
           `select 1 from pg_stat_activity where state = 'active' and query like 'select pg_sleep%'`,
         );
-        if (active.rowCount) break;
-        await new Promise((r) => setTimeout(r, 10));
+        sleeping = (active.rowCount ?? 0) > 0;
+        if (!sleeping) await new Promise((r) => setTimeout(r, 10));
       }
+      expect(sleeping).toBe(true); // seen mid-batch: a transaction already over would prove nothing
       // ...the row is free: locked, NOWAIT would fail with 55P03.
       await other.query('begin');
       const taken = await other.query('select n from pipe_probe where id = 1 for update nowait');

@@ -91,13 +91,6 @@ export async function claimSentRaw(db: Database, messageId: string, blobKey: str
   return row !== undefined;
 }
 
-/** Locks mailbox rows in id order (a fixed order keeps two opposite local deliveries from deadlocking). */
-export async function lockMailboxes(trx: Sql, mailboxIds: readonly string[]): Promise<void> {
-  await sql`select id from mailbox where id = any(${[...mailboxIds]}::text[]) order by id for no key update`.execute(
-    trx,
-  );
-}
-
 /** The inbound copy of a message (by Message-ID) a mailbox already holds, if any. */
 export async function inboundCopy(
   trx: Sql,

@@ -1,5 +1,6 @@
 import type { Database } from '../../../storage/database.js';
-import { inboundCopy, lockMailboxes, type PendingRecipientRow } from './delivery.store.js';
+import { inboundCopy, type PendingRecipientRow } from './delivery.store.js';
+import { lockMailboxRows } from '../../state/mailboxes/mailbox.store.js';
 import type { MailboxEvent } from '../../../types/mailbox-event.js';
 import type { AttachmentFile } from '../../state/attachments/attachment.store.js';
 import type { InboundStore } from '../inbound/inbound.store.js';
@@ -50,7 +51,7 @@ export async function deliverLocally(
     // Mailbox rows in id order: sender and recipient mailboxes are both written (events,
     // counters), and a fixed order keeps two opposite local deliveries from deadlocking.
     // Lock order throughout: recipient and message rows, then mailboxes, then threads.
-    await lockMailboxes(trx, [message.mailboxId, targetMailboxId]);
+    await lockMailboxRows(trx, [message.mailboxId, targetMailboxId]);
     const events: MailboxEvent[] = [];
     // Two addresses of one mailbox (primary and alias) get one copy, not two.
     const existing =

@@ -6,6 +6,7 @@ import { appendEvent } from '../../state/events/event-log.js';
 import { type MailboxEvent } from '../../../types/mailbox-event.js';
 import { claimAttachments, insertAttachment, type AttachmentFile } from '../../state/attachments/attachment.store.js';
 import { settleAll, sql, type Database, type Sql } from '../../../storage/database.js';
+import { lockMailboxRows } from '../../state/mailboxes/mailbox.store.js';
 import type { Col, Narrow, Row } from '../../../storage/rows.js';
 import type { Visibility } from '../../access/principal.js';
 import { internetMessageIdFor } from '../delivery/threading.js';
@@ -102,8 +103,7 @@ export async function writeOutbound(
   // charge raises the outbound counter and locks the mailbox row: mailbox row first, thread
   // after, the lock order every writer here keeps (see local-delivery). Uploads to claim are read
   // under that lock, so a concurrent send claiming the same upload reads after this one commits.
-  if (draft.attachmentIds.length > 0)
-    await sql`select 1 from mailbox where id = ${mailbox.id} for no key update`.execute(trx);
+  if (draft.attachmentIds.length > 0) await lockMailboxRows(trx, [mailbox.id]);
   const forwarded = draft.forwardedAttachments ?? [];
   const attachmentCount = draft.attachmentIds.length + forwarded.length;
   const storedBytes =

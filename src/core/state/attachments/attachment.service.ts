@@ -5,7 +5,8 @@ import { BlobTooLargeError } from '../../../storage/errors.js';
 import { toAppError } from '../../base/error-mapping.js';
 import { AppError } from '../../base/errors.js';
 import { FairGate } from '../../../storage/fair-gate.js';
-import { lockMailboxRow, storageUsage } from '../quota/storage-quota.store.js';
+import { storageUsage } from '../quota/storage-quota.store.js';
+import { lockMailboxRows } from '../mailboxes/mailbox.store.js';
 import { ID_PREFIX, newId } from '../../base/ids.js';
 import type { Clock } from '../../base/time.js';
 import type { Principal } from '../../access/principal.js';
@@ -139,7 +140,7 @@ export class AttachmentService {
    * Under the mailbox row lock, so parallel uploads of one mailbox are counted one at a time.
    */
   private async admit(trx: Sql, mailboxId: string, sizeBytes: number): Promise<void> {
-    await lockMailboxRow(trx, mailboxId);
+    await lockMailboxRows(trx, [mailboxId]); // uploads of one mailbox are admitted one at a time
     const usage = await storageUsage(trx, mailboxId);
     if (!usage) throw new AppError('NOT_FOUND');
     if (

@@ -12,6 +12,7 @@ import type { MailboxRef, Principal } from '../../access/principal.js';
 import { requireScope, resolveMailbox, visibilityOf } from '../../access/access.js';
 import { targetVisibility } from '../messages/message.access.js';
 import { appendEvent } from '../events/event-log.js';
+import { lockMailboxRows } from '../mailboxes/mailbox.store.js';
 import type {
   CreateDraftInput,
   Draft,
@@ -30,7 +31,6 @@ import {
   holdUploads,
   insertDraft,
   liveMessageMailbox,
-  lockMailbox,
   updateDraft,
   visibleDraft,
   type DraftColumns,
@@ -151,7 +151,7 @@ export class DraftService {
     if (!row) throw notFound('Draft');
     const at = this.clock.now();
     const event = await this.db.tx(async (trx) => {
-      await lockMailbox(trx, row.mailbox_id);
+      await lockMailboxRows(trx, [row.mailbox_id]);
       if (!(await deleteDraft(trx, row.id))) throw notFound('Draft');
       return appendEvent(
         trx,
@@ -194,7 +194,7 @@ export class DraftService {
    * so the lock order of every draft write (mailbox first) holds whatever the caller did.
    */
   async removeSent(trx: Sql, row: DraftRow, messageId: string, at: Date): Promise<MailboxEvent> {
-    await lockMailbox(trx, row.mailbox_id);
+    await lockMailboxRows(trx, [row.mailbox_id]);
     const outcome = await deleteSentDraft(trx, row.id, row.revision);
     if (outcome === 'changed') throw new AppError('DRAFT_CHANGED');
     if (outcome === 'gone') throw notFound('Draft');
@@ -223,7 +223,7 @@ export class DraftService {
     change: (trx: Sql, at: Date) => Promise<void>,
   ): Promise<Draft> {
     const { draft, event } = await this.db.tx(async (trx) => {
-      await lockMailbox(trx, mailboxId);
+      await lockMailboxRows(trx, [mailboxId]);
       await change(trx, at);
       const row = await visibleDraft(this.db, { kind: 'mailbox', mailboxId }, draftId, trx);
       if (!row) throw notFound('Draft');

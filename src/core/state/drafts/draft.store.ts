@@ -87,15 +87,6 @@ export async function liveMessageMailbox(db: Database, v: Visibility, messageId:
   )?.mailbox_id;
 }
 
-/**
- * The mailbox row, locked. Every draft write takes it first: the lock order of the sends (mailbox,
- * then its uploads), so a draft write and a send never deadlock. FOR NO KEY UPDATE, the mode of
- * the counter updates: a send takes it again after its own (database.ts `hotRow`).
- */
-export async function lockMailbox(trx: Sql, mailboxId: string): Promise<void> {
-  await sql`select 1 from mailbox where id = ${mailboxId} for no key update`.execute(trx);
-}
-
 /** The stored columns of a draft's content. */
 export interface DraftColumns {
   to: string[];

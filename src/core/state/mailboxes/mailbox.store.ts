@@ -73,3 +73,18 @@ export async function setPasswordHash(db: Database, mailboxId: string, hash: str
   );
   return row !== undefined;
 }
+
+/**
+ * Row-locks the mailboxes, in id order (two writers locking the same pair never deadlock), until
+ * the transaction ends: writers of one mailbox (draft and thread-state writes, uploads, local
+ * delivery, a send claiming uploads) take it before anything else. FOR NO KEY UPDATE, the mode of
+ * the counter updates, never FOR UPDATE: those updates go last in their batch (database.ts
+ * `hotRow`), so other transactions' inserts may already hold KEY SHARE on the row (their
+ * foreign-key checks), and a send that locks it again after its own charge must not wait for them
+ * while they wait for it.
+ */
+export async function lockMailboxRows(trx: Sql, mailboxIds: readonly string[]): Promise<void> {
+  await sql`select id from mailbox where id = any(${[...mailboxIds]}::text[]) order by id for no key update`.execute(
+    trx,
+  );
+}

@@ -9,8 +9,9 @@ import { ms } from '../../../storage/database.js';
 import type { EventBus } from '../../../storage/event-bus.js';
 import type { Logger } from '../../base/logger.js';
 import { appendEvent } from '../events/event-log.js';
+import { lockMailboxRows } from '../mailboxes/mailbox.store.js';
 import type { ListThreadsInput, SetThreadStateBody, ThreadSummary } from './thread-state.schemas.js';
-import { lockMailbox, threadPage, toThreadSummary, visibleThread, writeThreadState } from './thread-state.store.js';
+import { threadPage, toThreadSummary, visibleThread, writeThreadState } from './thread-state.store.js';
 
 const positionSchema = z.object({ t: z.number().int().min(0).max(8.64e15), i: z.string().min(1).max(200) }).strict();
 
@@ -61,7 +62,7 @@ export class ThreadStateService {
     const now = this.clock.now();
     // With its event, which also moves the mailbox's change sequence: a cached GET of the thread is stale now.
     const { summary, event } = await this.db.tx(async (trx) => {
-      await lockMailbox(trx, thread.mailbox_id);
+      await lockMailboxRows(trx, [thread.mailbox_id]);
       const row = await writeThreadState(trx, thread.id, input.state, followUpAt, now);
       const { mailboxAddress: _omit, ...data } = toThreadSummary(row);
       return {

@@ -1,6 +1,7 @@
 import { ms, sql, type Database, type Sql } from '../../../storage/database.js';
 import type { Visibility } from '../../access/principal.js';
 import type { ThreadState, ThreadSummary } from './thread-state.schemas.js';
+import { lockMailboxRows } from '../mailboxes/mailbox.store.js';
 
 export interface ThreadStateRow {
   id: string;
@@ -89,11 +90,6 @@ export async function writeThreadState(
   return updated.rows[0]!;
 }
 
-/** The mailbox row, locked: taken before a thread row, the lock order every writer keeps (appendEvent locks the mailbox). */
-export async function lockMailbox(trx: Sql, mailboxId: string): Promise<void> {
-  await sql`select 1 from mailbox where id = ${mailboxId} for no key update`.execute(trx);
-}
-
 /** Threads still awaiting a reply whose follow-up time has passed and was not yet announced (a partial index). */
 export async function dueFollowUps(
   db: Database,
@@ -115,7 +111,7 @@ export async function claimFollowUp(
   mailboxId: string,
   now: Date,
 ): Promise<ThreadStateRow | undefined> {
-  await lockMailbox(trx, mailboxId);
+  await lockMailboxRows(trx, [mailboxId]); // before the thread row: the lock order every writer keeps
   return (
     await sql<ThreadStateRow>`update thread t set follow_up_notified_at = ${now} from mailbox mb
       where t.id = ${threadId} and mb.id = t.mailbox_id and t.state = 'awaiting_reply'

@@ -206,8 +206,3 @@ export async function domainStorageRow(
       from domain d where d.id = ${domainId}`.execute(db)
   ).rows[0];
 }
-
-/** Row-locks a mailbox (uploads of one mailbox are admitted one at a time). */
-export async function lockMailboxRow(trx: Sql, mailboxId: string): Promise<void> {
-  await sql`select id from mailbox where id = ${mailboxId} for no key update`.execute(trx);
-}
