@@ -185,6 +185,8 @@ describe.skipIf(skip)('Exim sending to port 25', () => {
       /^Authentication-Results: mail\.test;[^]*\r\nReceived: from sender\.exim\.test \(\[127\.0\.0\.1\]\)\r\n\tby mail\.test with ESMTPS [^]*\r\nReceived: from [^]*\r\n\tby sender\.exim\.test with esmtp \(Exim 4\.\d+\)[^]*\r\n$/,
     );
     expect(trace.match(/^Received: /gm)).toHaveLength(2);
+    // Exim logs the delivery after our 250, which may be after the worker stored it.
+    await sender.drained();
     const delivered = eximLines(sender, 'from exim').find((l) => l.includes(' => '));
     expect(delivered).toMatch(new RegExp(`=> ${alice.address} .* X=TLS1\\.[23]:.* C="250 2\\.0\\.0 `));
   });
@@ -202,6 +204,7 @@ describe.skipIf(skip)('Exim sending to port 25', () => {
     expect(detail).toMatchObject({ fromAddress: 'jörg@bücher.example', fromDisplayName: 'Jörg' });
     // Exim took it with SMTPUTF8 (P=utf8esmtp) and passed it on with SMTPUTF8: port 25 refuses a
     // UTF-8 address without it (553 5.6.7).
+    await sender.drained();
     const lines = eximLines(sender, 'utf8 via exim');
     expect(lines.find((l) => l.includes(' <= '))).toMatch(/<= jörg@bücher\.example .* P=utf8esmtp /);
     expect(lines.find((l) => l.includes(' => '))).toContain(`=> ${jorg.address} `);
