@@ -1,5 +1,6 @@
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { percentile } from './measure.js';
 
 /**
@@ -31,6 +32,66 @@ export function diskSyncLatency(near: string, count = 200): { p50Ms: number; p99
 }
 
 const round = (ms: number) => Number(ms.toFixed(3));
+
+// One writer of newFileSyncRate, in a thread of its own: new files until the deadline.
+const NEW_FILE_WRITER = `
+const { workerData, parentPort } = require('node:worker_threads');
+const { openSync, writeSync, fsyncSync, closeSync, unlinkSync } = require('node:fs');
+const block = Buffer.alloc(workerData.bytes, 1);
+const times = [];
+for (let i = 0; Date.now() < workerData.until; i++) {
+  const file = workerData.dir + '/w' + workerData.id + '-' + i;
+  const t = process.hrtime.bigint();
+  const fd = openSync(file, 'wx');
+  writeSync(fd, block);
+  fsyncSync(fd);
+  closeSync(fd);
+  times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  if (i >= 16) unlinkSync(workerData.dir + '/w' + workerData.id + '-' + (i - 16));
+}
+parentPort.postMessage(times);
+`;
+
+/**
+ * What Postfix's queue asks of the disk, unlike PostgreSQL's WAL: every message a new file
+ * (create, write 10 KiB, fsync: the file and the journal's record of its creation), from
+ * `writers` processes at once (its smtpd/cleanup pairs). Threads of this process stand in for
+ * them. Two disks with the same single-writer fdatasync latency differ here, and Postfix's
+ * queue rate follows this figure, not that one (bench/smtp prints both).
+ */
+export async function newFileSyncRate(
+  near: string,
+  writers = 8,
+  seconds = 2,
+): Promise<{ filesPerSecond: number; p50Ms: number; p99Ms: number; writers: number }> {
+  const dir = mkdtempSync(path.join(near, 'mbx-newfiles-'));
+  const until = Date.now() + seconds * 1000;
+  try {
+    const runs = await Promise.all(
+      Array.from(
+        { length: writers },
+        (_, id) =>
+          new Promise<number[]>((resolve, reject) => {
+            const worker = new Worker(NEW_FILE_WRITER, {
+              eval: true,
+              workerData: { dir, id, until, bytes: 10 * 1024 },
+            });
+            worker.once('message', resolve);
+            worker.once('error', reject);
+          }),
+      ),
+    );
+    const times = runs.flat().sort((a, b) => a - b);
+    return {
+      filesPerSecond: Math.round(times.length / seconds),
+      p50Ms: round(percentile(times, 50)),
+      p99Ms: round(percentile(times, 99)),
+      writers,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The folder above PostgreSQL's data directory (same disk), or the temporary folder when it cannot be read. */
 export async function postgresDisk(databaseUrl: string): Promise<string> {

@@ -48,7 +48,7 @@ export async function startPostfix(
   dir: string,
   port: number,
   tls: { cert: string; key: string },
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{ stop(): Promise<void>; masterPid(): number }> {
   const etc = path.join(dir, 'etc');
   // Postfix's daemons run as the postfix user and must reach the queue (mkdtemp makes 0700).
   chmodSync(dir, 0o755);
@@ -107,7 +107,9 @@ export async function startPostfix(
     await stop();
     throw err;
   }
-  return { stop };
+  // The master's pid file (its daemons are its children): bench/smtp counts their CPU.
+  const masterPid = () => Number(readFileSync(path.join(dir, 'queue', 'pid', 'master.pid'), 'utf8').trim());
+  return { stop, masterPid };
 }
 
 /** Postfix's smtp-sink: accepts every message and throws it away (the ceiling of the protocol work). */

@@ -9,8 +9,8 @@ import { writeRatios, type RatioRow } from '../lib/ratios.js';
 import { script, serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
 import { startDnsStub } from '../lib/dns-stub.js';
-import { cpuMeter } from './cpu.js';
-import { diskSyncLatency, postgresDisk } from '../lib/disk-sync.js';
+import { cpuMeter, treeCpuMeter } from './cpu.js';
+import { diskSyncLatency, newFileSyncRate, postgresDisk } from '../lib/disk-sync.js';
 import { DRAIN_PROCESSES, measureDeferredWork } from './deferred-work.js';
 import { measureBurst } from './burst.js';
 import { runLoad, SENDER_RECORDS, type LoadFigures, type LoadOptions } from './load.js';
@@ -80,6 +80,7 @@ async function main(): Promise<void> {
 
     // BENCH_SMTP_POSTFIX=0 runs our rows only (profiling, A/B of a change).
     const missing = process.env.BENCH_SMTP_POSTFIX === '0' ? 'BENCH_SMTP_POSTFIX=0' : postfixUnavailable();
+    let postfixMaster: number | null = null;
     if (!missing) {
       const pf = await startPostfix(
         pfDir,
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
         await selfSignedCertificate('postfix.bench.test').then((c) => ({ cert: c.certPem, key: c.keyPem })),
       );
       stops.push(pf.stop);
+      postfixMaster = pf.masterPid();
       children.push(await startSmtpSink(PORTS.sink));
     } else console.log(`Postfix rows skipped: ${missing}`);
 
@@ -154,8 +156,10 @@ async function main(): Promise<void> {
         await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
         const ours = sc.name.startsWith('mailbox-service');
         const meter = ours ? cpuMeter(server.pid!, db.url.slice(db.url.lastIndexOf('/') + 1)) : null;
+        // Postfix's queue: every daemon of the instance (smtpd, cleanup, trivial-rewrite, qmgr, postlogd, ...).
+        const postfixMeter = sc.name.startsWith('Postfix smtpd') && postfixMaster ? treeCpuMeter(postfixMaster) : null;
         const figures = await runLoad({ ...load, seconds: SECONDS });
-        const cpu = meter?.();
+        const cpu = meter?.() ?? (postfixMeter ? { server: postfixMeter(), postgres: undefined } : undefined);
         const perMessage = (ms: number | undefined) =>
           ms === undefined ? null : Number((ms / Math.max(1, figures.messages)).toFixed(2));
         results.push({
@@ -167,7 +171,7 @@ async function main(): Promise<void> {
           postgresCpuMsPerMessage: perMessage(cpu?.postgres),
         });
         console.log(
-          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms, PostgreSQL ${perMessage(cpu.postgres)} ms` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
+          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms${cpu.postgres === undefined ? '' : `, PostgreSQL ${perMessage(cpu.postgres)} ms`}` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
         );
       }
     const deferred = await measureDeferredWork(
@@ -208,12 +212,15 @@ async function main(): Promise<void> {
       `reply text left by intake (the worker's pass, inbound messages): ${reply.messages} messages at ${reply.rate} msg/s, worker CPU ${reply.workerCpuMsPerMessage} ms/msg, PostgreSQL CPU ${reply.postgresCpuMsPerMessage} ms/msg`,
     );
     // Both sides wait for a durable write before their 250: the disk's sync latency says which kind of disk this run had.
-    const sync = diskSyncLatency(await postgresDisk(db.url));
+    const disk = await postgresDisk(db.url);
+    const sync = { ...diskSyncLatency(disk), newFiles: await newFileSyncRate(disk) };
     console.log(
       `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered`,
     );
     console.log(
-      `disk sync latency (4 KiB write + fdatasync, 200 times, in ${sync.where}): p50 ${sync.p50Ms} ms, p99 ${sync.p99Ms} ms\n`,
+      `disk sync latency (4 KiB write + fdatasync, 200 times, in ${sync.where}): p50 ${sync.p50Ms} ms, p99 ${sync.p99Ms} ms\n` +
+        `new files made durable as Postfix queues (create, 10 KiB, fsync; ${sync.newFiles.writers} writers at once): ` +
+        `${sync.newFiles.filesPerSecond} files/s, p50 ${sync.newFiles.p50Ms} ms, p99 ${sync.newFiles.p99Ms} ms\n`,
     );
     console.log(
       table(
