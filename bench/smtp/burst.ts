@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
-import { runLoad, type LoadFigures, type LoadOptions } from './load.js';
+import { combineRounds, runLoad, type LoadFigures, type LoadOptions } from './load.js';
 import { waitForGreeting } from './postfix.js';
 import { loadConfig } from '../../src/config/config.js';
 import { scrapeMetrics } from '../lib/scrape.js';
@@ -108,7 +108,9 @@ async function burst(
       await new Promise((r) => setTimeout(r, Math.max(0, t + 1000 - Date.now())));
     }
   })();
-  const load = await runLoad({ ...o.load, port: o.ports.mx, seconds: o.seconds, ratePerSecond: o.rate });
+  const load = combineRounds([
+    await runLoad({ ...o.load, port: o.ports.mx, seconds: o.seconds, ratePerSecond: o.rate }),
+  ]);
   sampling = false;
   await sampler;
   const ended = Date.now();

@@ -171,8 +171,14 @@ async function session(
 const pct = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0;
 
+/** One run of runLoad, with what combineRounds needs to merge it with others. */
+export interface LoadRound extends LoadFigures {
+  elapsedSeconds: number;
+  latencies: number[];
+}
+
 /** `clients` connections sending for `seconds`; each measures MAIL FROM → final 250 per message. */
-export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
+export async function runLoad(o: LoadOptions): Promise<LoadRound> {
   const latencies: number[] = [];
   const errors: string[] = [];
   const start = Date.now();
@@ -190,6 +196,26 @@ export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
     p99: Number(pct(sorted, 99).toFixed(1)),
     errors: errors.length,
     firstError: errors[0] ?? null,
+    elapsedSeconds: elapsed,
+    latencies,
+  };
+}
+
+/**
+ * Rounds of one row as one figure: messages over the rounds' whole time, percentiles of every
+ * message's latency, and each round's rate (`rounds`), which shows how much the machine moved.
+ */
+export function combineRounds(rounds: readonly LoadRound[]): LoadFigures & { rounds: number[] } {
+  const sorted = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const seconds = rounds.reduce((t, r) => t + r.elapsedSeconds, 0);
+  return {
+    messages: sorted.length,
+    rate: Math.round(sorted.length / Math.max(seconds, 0.001)),
+    p50: Number(pct(sorted, 50).toFixed(1)),
+    p99: Number(pct(sorted, 99).toFixed(1)),
+    errors: rounds.reduce((t, r) => t + r.errors, 0),
+    firstError: rounds.find((r) => r.firstError !== null)?.firstError ?? null,
+    rounds: rounds.map((r) => r.rate),
   };
 }
 

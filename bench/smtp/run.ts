@@ -13,7 +13,7 @@ import { cpuMeter, treeCpuMeter } from './cpu.js';
 import { diskSyncLatency, newFileSyncRate, postgresDisk } from '../lib/disk-sync.js';
 import { DRAIN_PROCESSES, measureDeferredWork } from './deferred-work.js';
 import { measureBurst } from './burst.js';
-import { runLoad, SENDER_RECORDS, type LoadFigures, type LoadOptions } from './load.js';
+import { combineRounds, runLoad, SENDER_RECORDS, type LoadFigures, type LoadOptions, type LoadRound } from './load.js';
 import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from './postfix.js';
 
 // bench/smtp: 8 and 32 concurrent clients sending 10 KB messages, to submission (587: STARTTLS +
@@ -21,6 +21,12 @@ import { postfixUnavailable, startPostfix, startSmtpSink, waitForGreeting } from
 // (fsync on), Postfix's smtp-sink (accepts and discards: the ceiling) and smtp-server discarding
 // (the Node library's own ceiling), same client and load.
 const SECONDS = Number(process.env.BENCH_SMTP_SECONDS ?? 10);
+/**
+ * Each row's seconds are split into this many rounds, the rows of one client count taking turns
+ * (ours, the sinks, Postfix, ours again...): a few seconds in which the machine slows down then
+ * touch every row a little instead of one row a lot, so the ratios hold from run to run.
+ */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_SMTP_ROUNDS ?? 3));
 /** Client counts, comma-separated: each scenario runs once per count. */
 const CLIENT_COUNTS = (process.env.BENCH_SMTP_CLIENTS ?? '8,32').split(',').map(Number);
 const CLIENTS = Math.max(...CLIENT_COUNTS);
@@ -150,30 +156,46 @@ async function main(): Promise<void> {
         postgresCpuMsPerMessage: number | null;
       } & LoadFigures
     > = [];
-    for (const clients of CLIENT_COUNTS)
-      for (const sc of scenarios.filter((x) => !ONLY || x.group === ONLY)) {
-        const load = { ...sc.o, port: sc.port, clients };
-        await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
+    for (const clients of CLIENT_COUNTS) {
+      const rows = scenarios.filter((x) => !ONLY || x.group === ONLY);
+      const taken = rows.map(() => ({ rounds: [] as LoadRound[], server: 0, postgres: 0, measured: false }));
+      for (let round = 0; round < ROUNDS; round++)
+        for (const [i, sc] of rows.entries()) {
+          const load = { ...sc.o, port: sc.port, clients };
+          if (round === 0) await runLoad({ ...load, seconds: 2 }); // warm-up, discarded
+          const ours = sc.name.startsWith('mailbox-service');
+          const meter = ours ? cpuMeter(server.pid!, db.url.slice(db.url.lastIndexOf('/') + 1)) : null;
+          // Postfix's queue: every daemon of the instance (smtpd, cleanup, trivial-rewrite, qmgr, postlogd, ...).
+          const postfixMeter =
+            sc.name.startsWith('Postfix smtpd') && postfixMaster ? treeCpuMeter(postfixMaster) : null;
+          taken[i]!.rounds.push(await runLoad({ ...load, seconds: Math.max(1, SECONDS / ROUNDS) }));
+          const cpu = meter?.();
+          if (cpu) taken[i]!.postgres += cpu.postgres;
+          if (meter || postfixMeter) {
+            taken[i]!.server += cpu?.server ?? postfixMeter!();
+            taken[i]!.measured = true;
+          }
+        }
+      for (const [i, sc] of rows.entries()) {
+        const t = taken[i]!;
+        const figures = combineRounds(t.rounds);
+        const perMessage = (ms: number) => Number((ms / Math.max(1, figures.messages)).toFixed(2));
         const ours = sc.name.startsWith('mailbox-service');
-        const meter = ours ? cpuMeter(server.pid!, db.url.slice(db.url.lastIndexOf('/') + 1)) : null;
-        // Postfix's queue: every daemon of the instance (smtpd, cleanup, trivial-rewrite, qmgr, postlogd, ...).
-        const postfixMeter = sc.name.startsWith('Postfix smtpd') && postfixMaster ? treeCpuMeter(postfixMaster) : null;
-        const figures = await runLoad({ ...load, seconds: SECONDS });
-        const cpu = meter?.() ?? (postfixMeter ? { server: postfixMeter(), postgres: undefined } : undefined);
-        const perMessage = (ms: number | undefined) =>
-          ms === undefined ? null : Number((ms / Math.max(1, figures.messages)).toFixed(2));
+        const serverCpu = t.measured ? perMessage(t.server) : null;
+        const postgresCpu = ours ? perMessage(t.postgres) : null;
         results.push({
           group: sc.group,
           name: sc.name,
           clients,
           ...figures,
-          serverCpuMsPerMessage: perMessage(cpu?.server),
-          postgresCpuMsPerMessage: perMessage(cpu?.postgres),
+          serverCpuMsPerMessage: serverCpu,
+          postgresCpuMsPerMessage: postgresCpu,
         });
         console.log(
-          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${cpu ? `  CPU/msg: server ${perMessage(cpu.server)} ms${cpu.postgres === undefined ? '' : `, PostgreSQL ${perMessage(cpu.postgres)} ms`}` : ''}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
+          `${sc.group.padEnd(10)} ${String(clients).padStart(3)} ${sc.name.padEnd(34)} ${String(figures.rate).padStart(6)} msg/s  p99 ${figures.p99} ms${serverCpu === null ? '' : `  CPU/msg: server ${serverCpu} ms${postgresCpu === null ? '' : `, PostgreSQL ${postgresCpu} ms`}`}  rounds ${figures.rounds.join(' / ')}${figures.errors ? `  errors ${figures.errors}: ${figures.firstError}` : ''}`,
         );
       }
+    }
     const deferred = await measureDeferredWork(
       { ...env, MAILBOX_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mbx-bench-drain-')) },
       db.url,
