@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { selfSignedCertificate } from '../../src/channels/smtp/self-signed-cert.js';
 import { table } from '../lib/measure.js';
+import { shippedNodeFlags } from '../lib/node-flags.js';
 import { writeRatios, type RatioRow } from '../lib/ratios.js';
 import { script, serve, stopProcess } from '../lib/processes.js';
 import { scratchDatabase, seedMailboxes } from '../lib/scratch.js';
@@ -52,7 +53,12 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const stops: Array<() => Promise<void>> = [];
   try {
+    // The service's processes (intake, the drains, the burst's roles) and the Node discard sink run
+    // with the V8 flags the service ships with (package.json's start script, the image), as in
+    // bench/http and bench/realtime.
+    const shipped = shippedNodeFlags(readFileSync(path.resolve('package.json'), 'utf8')).join(' ');
     const env = {
+      ...(shipped ? { NODE_OPTIONS: shipped } : {}),
       DATABASE_URL: db.url,
       MAILBOX_DATA_DIR: dataDir,
       MAILBOX_SECRET_KEY: randomBytes(32).toString('hex'),
@@ -103,6 +109,7 @@ async function main(): Promise<void> {
     const nodeSink = spawn(process.execPath, script('bench/smtp/node-sink'), {
       env: {
         ...process.env,
+        ...(shipped ? { NODE_OPTIONS: shipped } : {}),
         SINK_PORT: String(PORTS.nodeSink),
         SINK_KEY: sinkCert.keyPem,
         SINK_CERT: sinkCert.certPem,
@@ -237,7 +244,7 @@ async function main(): Promise<void> {
     const disk = await postgresDisk(db.url);
     const sync = { ...diskSyncLatency(disk), newFiles: await newFileSyncRate(disk) };
     console.log(
-      `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row, node ${process.version}; submission clients use STARTTLS and AUTH where offered`,
+      `\nbench/smtp — ${CLIENT_COUNTS.join(' and ')} clients, 10 KB messages, ${SECONDS} s per row in ${ROUNDS} rounds, node ${process.version} ${shipped}; submission clients use STARTTLS and AUTH where offered`,
     );
     console.log(
       `disk sync latency (4 KiB write + fdatasync, 200 times, in ${sync.where}): p50 ${sync.p50Ms} ms, p99 ${sync.p99Ms} ms\n` +
