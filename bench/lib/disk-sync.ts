@@ -55,9 +55,10 @@ parentPort.postMessage(times);
 /**
  * What Postfix's queue asks of the disk, unlike PostgreSQL's WAL: every message a new file
  * (create, write 10 KiB, fsync: the file and the journal's record of its creation), from
- * `writers` processes at once (its smtpd/cleanup pairs). Threads of this process stand in for
- * them. Two disks with the same single-writer fdatasync latency differ here, and Postfix's
- * queue rate follows this figure, not that one (bench/smtp prints both).
+ * `writers` processes at once (its smtpd/cleanup pairs); threads of this process stand in for
+ * them. Beside Postfix's queue rate it says whether the disk is what bounds Postfix: on the
+ * machines measured so far it made 3-4.5x more such files durable than Postfix queued, and
+ * Postfix was bound by its CPU instead (bench/smtp prints that too).
  */
 export async function newFileSyncRate(
   near: string,

@@ -13,7 +13,8 @@ import { SubmissionQueue } from '../../src/core/flows/submission/submission-queu
 import type { Services } from '../../src/core/services.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startRuntime } from '../../src/runtime/runtime.js';
-import { silentLogger } from '../../src/core/base/logger.js';
+import { silentLogger, type Logger } from '../../src/core/base/logger.js';
+import { createPinoLogger } from '../../src/logging/pino-logger.js';
 import { cpuMeter } from './cpu.js';
 import { sampleBackendStates, type BackendStates } from './backend-states.js';
 
@@ -85,8 +86,10 @@ async function drainInProcesses(
   database: string,
 ): Promise<IndexingFigures & { workerCpuMsPerMessage: number }> {
   const children = Array.from({ length: DRAIN_PROCESSES }, () =>
+    // Logging as the worker role logs (env's LOG_LEVEL, one line a stored message at info), to /dev/null.
     fork(new URL(import.meta.url).pathname, [], {
-      env: { ...process.env, ...env, LOG_LEVEL: 'error', BENCH_DRAIN_PASS: pass },
+      env: { ...process.env, ...env, BENCH_DRAIN_PASS: pass },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     }),
   );
   try {
@@ -136,13 +139,15 @@ async function drainChild(pass: DrainPass): Promise<void> {
 
 async function openPass(pass: DrainPass): Promise<{ step: () => Promise<number>; close(): Promise<void> }> {
   if (pass === 'inbound' || pass === 'submission') {
-    const runtime = await startRuntime(loadConfig(process.env), { roles: [], log: silentLogger });
+    const config = loadConfig(process.env);
+    const log = createPinoLogger(config.LOG_LEVEL);
+    const runtime = await startRuntime(config, { roles: [], log });
     const s = runtime.services;
     const queue =
       pass === 'inbound'
-        ? new InboundQueue(s.db, s.transport.inbound, silentLogger)
-        : new SubmissionQueue(s.db, s.transport.submission, silentLogger);
-    const worker = benchQueueWorker(s, queue as IntakeQueue<ClaimedRow>, `bench-${process.pid}`);
+        ? new InboundQueue(s.db, s.transport.inbound, log)
+        : new SubmissionQueue(s.db, s.transport.submission, log);
+    const worker = benchQueueWorker(s, queue as IntakeQueue<ClaimedRow>, `bench-${process.pid}`, log);
     return { step: () => worker.drain(), close: () => runtime.close() };
   }
   const orm = await openOrm({ databaseUrl: process.env.DATABASE_URL!, poolMax: 1 });
@@ -156,8 +161,9 @@ export function benchQueueWorker<Q extends ClaimedRow>(
   s: Services,
   queue: IntakeQueue<Q>,
   workerId = 'bench',
+  log: Logger = silentLogger,
 ): IntakeQueueWorker<Q> {
-  return new IntakeQueueWorker(s.db, queue, s.clock, silentLogger, {
+  return new IntakeQueueWorker(s.db, queue, s.clock, log, {
     workerId,
     pollIntervalMs: 1_000,
     leaseMs: 60_000,

@@ -70,7 +70,9 @@ async function main(): Promise<void> {
       SEND_RATE_LIMIT_PER_MINUTE: '100000000',
       SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000',
       DNS_SERVERS: dns.server,
-      LOG_LEVEL: 'error',
+      // The shipped default (info): our processes log each message they take, as Postfix does (the
+      // lines go to /dev/null here, Postfix's to a file through its postlogd).
+      LOG_LEVEL: 'info',
       DATABASE_POOL_MAX: '10',
     };
     // One mailbox per client: agents submit as themselves (and the world writes to several).
@@ -165,7 +167,8 @@ async function main(): Promise<void> {
     > = [];
     for (const clients of CLIENT_COUNTS) {
       const rows = scenarios.filter((x) => !ONLY || x.group === ONLY);
-      const taken = rows.map(() => ({ rounds: [] as LoadRound[], server: 0, postgres: 0, measured: false }));
+      // Per row: its rounds, and the CPU of its server (ours or Postfix's; null for the sinks) and of PostgreSQL.
+      const taken = rows.map(() => ({ rounds: [] as LoadRound[], server: null as number | null, postgres: 0 }));
       for (let round = 0; round < ROUNDS; round++)
         for (const [i, sc] of rows.entries()) {
           const load = { ...sc.o, port: sc.port, clients };
@@ -175,12 +178,12 @@ async function main(): Promise<void> {
           // Postfix's queue: every daemon of the instance (smtpd, cleanup, trivial-rewrite, qmgr, postlogd, ...).
           const postfixMeter =
             sc.name.startsWith('Postfix smtpd') && postfixMaster ? treeCpuMeter(postfixMaster) : null;
-          taken[i]!.rounds.push(await runLoad({ ...load, seconds: Math.max(1, SECONDS / ROUNDS) }));
-          const cpu = meter?.();
-          if (cpu) taken[i]!.postgres += cpu.postgres;
-          if (meter || postfixMeter) {
-            taken[i]!.server += cpu?.server ?? postfixMeter!();
-            taken[i]!.measured = true;
+          const t = taken[i]!;
+          t.rounds.push(await runLoad({ ...load, seconds: Math.max(1, SECONDS / ROUNDS) }));
+          const cpu = meter?.() ?? (postfixMeter ? { server: postfixMeter(), postgres: 0 } : null);
+          if (cpu) {
+            t.server = (t.server ?? 0) + cpu.server;
+            t.postgres += cpu.postgres;
           }
         }
       for (const [i, sc] of rows.entries()) {
@@ -188,7 +191,7 @@ async function main(): Promise<void> {
         const figures = combineRounds(t.rounds);
         const perMessage = (ms: number) => Number((ms / Math.max(1, figures.messages)).toFixed(2));
         const ours = sc.name.startsWith('mailbox-service');
-        const serverCpu = t.measured ? perMessage(t.server) : null;
+        const serverCpu = t.server === null ? null : perMessage(t.server);
         const postgresCpu = ours ? perMessage(t.postgres) : null;
         results.push({
           group: sc.group,

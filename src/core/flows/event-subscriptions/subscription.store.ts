@@ -10,7 +10,10 @@ export interface SubscriptionRow {
   refresh_before: Col<'mcp_event_subscription', 'refresh_before'>;
 }
 
-/** The mailbox's event sequence, row-locked: no event of it commits until this transaction ends. */
+/**
+ * The mailbox's event sequence, row-locked: no event of it commits until this transaction ends.
+ * FOR NO KEY UPDATE, the mode every mailbox row lock takes (`lockMailboxRows` says why).
+ */
 export async function lockMailboxHead(trx: Sql, mailboxId: string): Promise<number> {
   const row = (
     await sql<{
