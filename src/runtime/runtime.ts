@@ -8,6 +8,7 @@ import { createPinoLogger } from '../logging/pino-logger.js';
 import { systemClock, type Clock } from '../core/base/time.js';
 import { createServices, type Services } from '../core/services.js';
 import { loadServerKey } from '../core/base/keys/server-key.js';
+import { loadMailAuth } from '../core/state/mail/mailauth-module.js';
 import { IntakeQueueWorker, type IntakeQueue } from '../core/flows/intake/intake-queue.worker.js';
 import type { ClaimedRow } from '../core/flows/intake/intake-queue.store.js';
 import { InboundQueue } from '../core/flows/inbound/inbound-queue.js';
@@ -151,6 +152,9 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   // Each channel is imported only by a process whose roles serve it: its protocol
   // library and route modules would otherwise sit in every process's heap (docs/design/memory.md);
   // test/cli/role-modules.test.ts holds this.
+  // The roles that verify inbound mail or sign outbound load mailauth before they accept anything:
+  // its first evaluation holds the event loop for a few hundred ms (mailauth-module.ts).
+  if (roles.includes('smtp') || roles.includes('worker')) await loadMailAuth();
   const smtp = roles.includes('smtp')
     ? await (await import('../channels/smtp/index.js')).startSmtpServers(services)
     : null;

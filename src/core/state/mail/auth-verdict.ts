@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { DnsLookup } from '../../base/net/dns-resolver.js';
+import { loadMailAuth } from './mailauth-module.js';
 
 /** SPF, DKIM and DMARC results of an inbound message, as stored on the message (`authResults`). */
 export interface AuthVerdict {
@@ -27,8 +28,7 @@ export async function verifyAuthentication(
   c: Connection,
   resolver: DnsLookup,
 ): Promise<AuthVerdict> {
-  // Imported with the first inbound message, as dkim-sign.ts does: only the smtp role verifies.
-  const { authenticate } = await import('mailauth');
+  const { authenticate } = await loadMailAuth();
   try {
     const r = await authenticate(await bodyOnlyIfSigned(raw), {
       ip: c.clientAddress,

@@ -1,6 +1,5 @@
-// mailauth is imported when the first message is signed: its index loads SPF, DMARC, ARC and BIMI
-// (with an X.509 stack), about 40 MB of resident memory that the api and realtime roles never
-// use (docs/design/memory.md).
+import { loadMailAuth } from './mailauth-module.js';
+
 type DkimSign = (typeof import('mailauth'))['dkimSign'];
 
 /**
@@ -13,7 +12,7 @@ export async function signMessage(
   key: { domain: string; selector: string; privateKeyPem: string },
   at: Date,
 ): Promise<{ raw: Buffer; signed: boolean; error?: string }> {
-  const { dkimSign } = await import('mailauth');
+  const { dkimSign } = await loadMailAuth();
   const result = await dkimSign(raw, {
     canonicalization: 'relaxed/relaxed',
     signTime: at,

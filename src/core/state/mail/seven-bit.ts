@@ -24,7 +24,7 @@ export function needsSmtpUtf8(envelope: { from: string; to: string[] }, raw: Buf
  * every other header are kept as they were (mailsplit rebuilds the untouched parts byte for byte).
  */
 export async function toSevenBit(raw: Buffer): Promise<Buffer> {
-  // Imported when first needed, as dkim-sign.ts imports mailauth: few relays lack 8BITMIME, and
+  // Imported when first needed: few relays lack 8BITMIME, and
   // every role that builds the services would otherwise load it (~12 MB resident).
   const { Joiner, Rewriter, Splitter } = await import('mailsplit');
   const rewriter = new Rewriter(
