@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PollingLoop } from '../../src/core/base/loops/polling-loop.js';
 
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
@@ -76,5 +76,77 @@ describe('PollingLoop (the outbox, webhook and inbound-queue workers)', () => {
     await loop.stop();
     expect(errors).toHaveLength(1);
     expect(finished).toBe(true);
+  });
+
+  describe('several loops (concurrency)', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    // Lets every pending promise callback run without moving the (fake) clock.
+    const settle = () => vi.advanceTimersByTimeAsync(0);
+
+    it('while idle, one loop looks an interval, not each of them', async () => {
+      vi.useFakeTimers();
+      let steps = 0;
+      const loop = new PollingLoop(async () => (steps++, false), {
+        intervalMs: 1000,
+        concurrency: 4,
+        onError: () => undefined,
+      });
+      loop.start();
+      await settle();
+      expect(steps).toBe(4); // each loop looks once at start
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(steps).toBe(5);
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(steps).toBe(10);
+      await loop.stop();
+    });
+
+    it('the look that finds work wakes the waiting loops, which claim beside it', async () => {
+      vi.useFakeTimers();
+      let work = 0;
+      let inFlight = 0;
+      let mostInFlight = 0;
+      const loop = new PollingLoop(
+        async () => {
+          if (work === 0) return false;
+          work--;
+          inFlight++;
+          mostInFlight = Math.max(mostInFlight, inFlight);
+          await new Promise((r) => setTimeout(r, 100)); // a delivery takes a while
+          inFlight--;
+          return true;
+        },
+        { intervalMs: 1000, concurrency: 4, onError: () => undefined },
+      );
+      loop.start();
+      await settle();
+      work = 8; // queued by another process: found by the next look
+      await vi.advanceTimersByTimeAsync(1000);
+      await vi.advanceTimersByTimeAsync(500);
+      expect(work).toBe(0);
+      expect(mostInFlight).toBe(4);
+      await loop.stop();
+    });
+
+    it('a kick wakes every loop, and one of them keeps watching afterwards', async () => {
+      vi.useFakeTimers();
+      let steps = 0;
+      const loop = new PollingLoop(async () => (steps++, false), {
+        intervalMs: 1000,
+        concurrency: 3,
+        onError: () => undefined,
+      });
+      loop.start();
+      await settle();
+      expect(steps).toBe(3);
+      loop.kick();
+      await settle();
+      expect(steps).toBe(6);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(steps).toBe(7);
+      await loop.stop();
+    });
   });
 });

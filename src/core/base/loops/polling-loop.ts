@@ -5,12 +5,19 @@
  * a step runs is not lost: that loop looks again before sleeping. `wakeOn` subscribes the kick
  * to what announces such work while the loop runs. `concurrency` loops run side by side; `stop`
  * waits for the steps in flight.
+ *
+ * While there is no work, one of the `concurrency` loops looks each `intervalMs` (the watch) and
+ * the others wait: an idle worker costs one claim query an interval, not `concurrency` of them,
+ * and each is a wake-up of the database and of the process. The moment a look finds work, every
+ * waiting loop is woken to claim beside it.
  */
 export class PollingLoop {
   private running = false;
   private loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
   private kicked = false;
+  /** Whether a sleeping loop holds the interval's timer. */
+  private watching = false;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -43,7 +50,11 @@ export class PollingLoop {
   /** Looks for work now instead of at the next poll. */
   kick(): void {
     this.kicked = true;
-    for (const wake of this.sleepers) wake();
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.sleepers]) wake();
   }
 
   private async loop(): Promise<void> {
@@ -55,18 +66,24 @@ export class PollingLoop {
       } catch (err) {
         this.options.onError(err);
       }
-      if (!worked && this.running && !this.kicked) await this.sleep();
+      if (worked)
+        this.wakeAll(); // more may be waiting: the idle loops claim too
+      else if (this.running && !this.kicked) await this.sleep();
     }
   }
 
+  /** The first loop to go idle keeps the watch (a timer); the others wait for a wake-up. */
   private sleep(): Promise<void> {
+    const watch = !this.watching;
+    if (watch) this.watching = true;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
+        if (watch) this.watching = false;
         this.sleepers.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, this.options.intervalMs);
+      const timer = watch ? setTimeout(done, this.options.intervalMs) : undefined;
       this.sleepers.add(done);
     });
   }
