@@ -147,14 +147,15 @@ export async function startRuntime(config: Readonly<Config>, options: StartOptio
   // First pushed, so last run: after the HTTP drain, extractions still running give their claims back.
   closers.push(() => services.attachmentText.close());
 
+  // The roles that verify inbound mail or sign outbound load mailauth before they accept anything:
+  // its first evaluation holds the event loop for a few hundred ms (mailauth-module.ts).
+  if (roles.includes('smtp') || roles.includes('worker')) await loadMailAuth();
+
   // SMTP listens before the HTTP server does: /healthz answering must mean every listener of this
   // process accepts connections (probes, tests), and making the STARTTLS certificate takes a moment.
   // Each channel is imported only by a process whose roles serve it: its protocol
   // library and route modules would otherwise sit in every process's heap (docs/design/memory.md);
   // test/cli/role-modules.test.ts holds this.
-  // The roles that verify inbound mail or sign outbound load mailauth before they accept anything:
-  // its first evaluation holds the event loop for a few hundred ms (mailauth-module.ts).
-  if (roles.includes('smtp') || roles.includes('worker')) await loadMailAuth();
   const smtp = roles.includes('smtp')
     ? await (await import('../channels/smtp/index.js')).startSmtpServers(services)
     : null;

@@ -85,21 +85,27 @@ describe('PollingLoop (the outbox, webhook and inbound-queue workers)', () => {
     // Lets every pending promise callback run without moving the (fake) clock.
     const settle = () => vi.advanceTimersByTimeAsync(0);
 
-    it('while idle, one loop looks an interval, not each of them', async () => {
+    /** `concurrency` loops that never find work, polling each second; `steps()` counts their looks. */
+    const idleLoops = (concurrency: number) => {
       vi.useFakeTimers();
       let steps = 0;
       const loop = new PollingLoop(async () => (steps++, false), {
         intervalMs: 1000,
-        concurrency: 4,
+        concurrency,
         onError: () => undefined,
       });
       loop.start();
+      return { loop, steps: () => steps };
+    };
+
+    it('while idle, one loop looks an interval, not each of them', async () => {
+      const { loop, steps } = idleLoops(4);
       await settle();
-      expect(steps).toBe(4); // each loop looks once at start
+      expect(steps()).toBe(4); // each loop looks once at start
       await vi.advanceTimersByTimeAsync(1000);
-      expect(steps).toBe(5);
+      expect(steps()).toBe(5);
       await vi.advanceTimersByTimeAsync(5000);
-      expect(steps).toBe(10);
+      expect(steps()).toBe(10);
       await loop.stop();
     });
 
@@ -131,21 +137,14 @@ describe('PollingLoop (the outbox, webhook and inbound-queue workers)', () => {
     });
 
     it('a kick wakes every loop, and one of them keeps watching afterwards', async () => {
-      vi.useFakeTimers();
-      let steps = 0;
-      const loop = new PollingLoop(async () => (steps++, false), {
-        intervalMs: 1000,
-        concurrency: 3,
-        onError: () => undefined,
-      });
-      loop.start();
+      const { loop, steps } = idleLoops(3);
       await settle();
-      expect(steps).toBe(3);
+      expect(steps()).toBe(3);
       loop.kick();
       await settle();
-      expect(steps).toBe(6);
+      expect(steps()).toBe(6);
       await vi.advanceTimersByTimeAsync(1000);
-      expect(steps).toBe(7);
+      expect(steps()).toBe(7);
       await loop.stop();
     });
   });

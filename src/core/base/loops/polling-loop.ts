@@ -54,7 +54,7 @@ export class PollingLoop {
   }
 
   private wakeAll(): void {
-    for (const wake of [...this.sleepers]) wake();
+    for (const wake of this.sleepers) wake();
   }
 
   private async loop(): Promise<void> {
@@ -66,8 +66,8 @@ export class PollingLoop {
       } catch (err) {
         this.options.onError(err);
       }
-      if (worked)
-        this.wakeAll(); // more may be waiting: the idle loops claim too
+      // Work found: more may be waiting, so the idle loops claim beside this one.
+      if (worked) this.wakeAll();
       else if (this.running && !this.kicked) await this.sleep();
     }
   }

@@ -24,8 +24,8 @@ export function needsSmtpUtf8(envelope: { from: string; to: string[] }, raw: Buf
  * every other header are kept as they were (mailsplit rebuilds the untouched parts byte for byte).
  */
 export async function toSevenBit(raw: Buffer): Promise<Buffer> {
-  // Imported when first needed: few relays lack 8BITMIME, and
-  // every role that builds the services would otherwise load it (~12 MB resident).
+  // Imported when first needed: few relays lack 8BITMIME, and every role that builds the services
+  // would otherwise load it (~12 MB resident).
   const { Joiner, Rewriter, Splitter } = await import('mailsplit');
   const rewriter = new Rewriter(
     (node) => !node.multipart && node.encoding !== 'base64' && node.encoding !== 'quoted-printable',
